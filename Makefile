@@ -1,0 +1,36 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: install run test lint format bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: install        ## embedded PostgreSQL + Redis, migrate, org `demo`, API + worker + scheduler
+	$(BIN)/faq dev
+
+test: install       ## the whole suite against real (embedded) PostgreSQL and Redis
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: install      ## benchmarks: figures, references and ratios (QUICK=1 for a short run)
+	$(BIN)/python -m bench $(if $(QUICK),--quick,)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""The HTTP API: app factory, error rendering, pagination, and one folder per resource."""

@@ -1,0 +1,200 @@
+"""The app factory: where every request enters, and where every error is rendered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import redis.asyncio as aioredis
+import structlog
+import swagger_ui_bundle
+from pydantic import BaseModel, ValidationError
+from quart import Quart, Request, Response, request, send_from_directory
+from quart.json.provider import DefaultJSONProvider
+from quart_schema import Info, QuartSchema, RequestSchemaValidationError, hide
+from werkzeug.exceptions import HTTPException
+
+from api.errors import (
+    ApiError,
+    InternalError,
+    InvalidJson,
+    MethodNotAllowed,
+    PayloadTooLarge,
+    RouteNotFound,
+    ValidationErrorCode,
+    ValidationFailed,
+)
+from api.logging import configure_logging
+from api.observability import end_request, health, start_request
+from api.pagination import CursorCodec
+from api.schemas import pydantic_details
+from api.v1 import api_v1
+from billing.stripe_webhook import stripe_webhook
+from tenancy.db import make_engine
+from tenancy.directory import Directory
+from tenancy.middleware import Tenancy
+from tenancy.settings import Settings, get_settings
+
+log = structlog.get_logger(__name__)
+MAX_JSON_DEPTH = 32
+
+
+def _too_deep(data: bytes) -> bool:
+    depth = 0
+    in_string = escaped = False
+    for byte in data:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return True
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return False
+
+
+class ApiRequest(Request):
+    async def get_json(self, force: bool = True, silent: bool = False, cache: bool = True) -> Any:
+        """Parse the body as JSON whatever the Content-Type (curl -d sends form encoding)."""
+        data = await self.get_data(cache=cache, as_text=False)
+        if not data:
+            return None
+        if _too_deep(data):
+            raise InvalidJson(f"The JSON body nests deeper than {MAX_JSON_DEPTH} levels.")
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise InvalidJson(f"The request body is not valid JSON: {exc.msg}.") from None
+
+
+class OrjsonProvider(DefaultJSONProvider):
+    @staticmethod
+    def _default(value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            return value.model_dump(mode="json", by_alias=True)
+        raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+    def dumps(self, obj: Any, **kwargs: Any) -> str:
+        return orjson.dumps(obj, default=self._default).decode()
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        return orjson.loads(s)
+
+    def response(self, *args: Any, **kwargs: Any) -> Response:
+        obj = args[0] if len(args) == 1 else (args or kwargs)
+        return Response(
+            orjson.dumps(obj, default=self._default), content_type="application/json"
+        )
+
+
+def body_error() -> type[ApiError]:
+    """Webhook endpoints answer body errors with ``validation_error`` (SPEC), others not."""
+    blueprints = request.blueprints if request else []
+    return ValidationErrorCode if "api.webhooks" in blueprints else ValidationFailed
+
+
+def render_error(error: ApiError) -> Response:
+    response = Response(
+        orjson.dumps(error.body()), status=error.status, content_type="application/json"
+    )
+    for name, value in error.headers.items():
+        response.headers[name] = value
+    return response
+
+
+def register_error_handlers(app: Quart) -> None:
+    @app.errorhandler(ApiError)
+    async def on_api_error(error: ApiError) -> Response:
+        return render_error(error)
+
+    @app.errorhandler(RequestSchemaValidationError)
+    async def on_schema_error(error: RequestSchemaValidationError) -> Response:
+        cause = error.validation_error
+        if isinstance(cause, ValidationError):
+            details = pydantic_details(cause)
+        else:
+            details = [{"field": "body", "issue": "the body must be a JSON object"}]
+        return render_error(body_error()(details=details))
+
+    @app.errorhandler(HTTPException)
+    async def on_http_error(error: HTTPException) -> Response:
+        mapped: ApiError
+        if error.code == 404:
+            mapped = RouteNotFound()
+        elif error.code == 405:
+            mapped = MethodNotAllowed()
+        elif error.code == 413:
+            mapped = PayloadTooLarge()
+        elif error.code == 400:
+            mapped = body_error()("The request could not be read.")
+        else:
+            mapped = ApiError(error.description)
+            mapped.status = error.code or 500
+        return render_error(mapped)
+
+    @app.errorhandler(Exception)
+    async def on_unexpected(error: Exception) -> Response:
+        log.error("unhandled_error", exc_info=error)
+        return render_error(InternalError())
+
+
+def create_app(settings: Settings | None = None) -> Quart:
+    settings = settings or get_settings()
+    configure_logging(settings.faq_log_level)
+    app = Quart("faq")
+    app.request_class = ApiRequest
+    app.config.update(
+        MAX_CONTENT_LENGTH=settings.faq_max_body_bytes,
+        QUART_SCHEMA_SWAGGER_JS_URL="/docs/assets/swagger-ui-bundle.js",
+        QUART_SCHEMA_SWAGGER_CSS_URL="/docs/assets/swagger-ui.css",
+    )
+    QuartSchema(
+        app,
+        info=Info(title="FAQ service", version="1.0.0"),
+        redoc_ui_path=None,
+        scalar_ui_path=None,
+        security_schemes={"bearer": {"type": "http", "scheme": "bearer"}},
+        security=[{"bearer": []}],
+    )
+    app.json = OrjsonProvider(app)
+
+    @app.get("/docs/assets/<path:name>")
+    @hide
+    async def docs_assets(name: str) -> Response:
+        return await send_from_directory(swagger_ui_bundle.swagger_ui_path, name)
+
+    app.before_request(start_request)
+    app.after_request(end_request)
+    app.register_blueprint(health)
+    app.register_blueprint(api_v1)
+    app.register_blueprint(stripe_webhook)
+    register_error_handlers(app)
+
+    secret_key = settings.require_secret_key()
+    app.extensions["settings"] = settings
+    app.extensions["cursors"] = CursorCodec(secret_key)
+
+    @app.before_serving
+    async def open_resources() -> None:
+        engine = make_engine(settings)
+        directory = Directory(engine, settings.require_database_url())
+        await directory.start()
+        app.extensions["tenancy"] = Tenancy(engine, directory)
+        app.extensions["redis"] = aioredis.from_url(settings.require_redis_url())
+
+    @app.after_serving
+    async def close_resources() -> None:
+        ext: Tenancy = app.extensions["tenancy"]
+        await ext.directory.stop()
+        await ext.engine.dispose()
+        await app.extensions["redis"].aclose()
+
+    return app

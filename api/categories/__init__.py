@@ -1,0 +1,1 @@
+"""Categories: the first complete resource."""

@@ -1,0 +1,29 @@
+"""Tenant table of categories."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy.dialects.postgresql import TSVECTOR
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tenancy.db import TenantBase
+
+TS = DateTime(timezone=True)
+
+
+class Category(TenantBase):
+    __tablename__ = "categories"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    slug: Mapped[str] = mapped_column(String(100))
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str | None] = mapped_column(Text)
+    sort_order: Mapped[int] = mapped_column(Integer, default=0)
+    parent_id: Mapped[str | None] = mapped_column(ForeignKey("tenant.categories.id"))
+    is_default: Mapped[bool] = mapped_column(Boolean, default=False)
+    search_vector: Mapped[str] = mapped_column(TSVECTOR)
+    created_at: Mapped[datetime] = mapped_column(TS)
+    updated_at: Mapped[datetime] = mapped_column(TS)
+    deleted_at: Mapped[datetime | None] = mapped_column(TS)

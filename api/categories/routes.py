@@ -1,0 +1,122 @@
+"""HTTP routes of categories: validate, call one service function, return the public shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quart import Blueprint, current_app
+from quart_schema import document_response, validate_querystring, validate_request
+
+from api.categories import service
+from api.categories.schemas import (
+    AuditEntryOut,
+    CategoryCreate,
+    CategoryDeleteQuery,
+    CategoryListQuery,
+    CategoryOut,
+    CategoryUpdate,
+    MergeBody,
+    MergeResult,
+)
+from api.errors import MethodNotAllowed
+from api.pagination import CursorCodec, list_body
+from api.schemas import Envelope, IdsBody, ListEnvelope, UpdatedCount
+from api.slugs import RESERVED
+from tenancy.middleware import current_org, db, requires_scope
+
+categories = Blueprint("categories", __name__, url_prefix="/categories")
+Result = tuple[dict[str, Any], int]
+
+
+def _cursors() -> CursorCodec:
+    codec: CursorCodec = current_app.extensions["cursors"]
+    return codec
+
+
+def _not_an_operation(ref: str) -> None:
+    """``merge``, ``reorder`` and ``audit`` are operations: other methods on them are 405."""
+    if ref in RESERVED:
+        raise MethodNotAllowed()
+
+
+@categories.get("")
+@requires_scope("read")
+@validate_querystring(CategoryListQuery)
+@document_response(ListEnvelope[CategoryOut])
+async def list_categories(query_args: CategoryListQuery) -> Result:
+    """List categories, by order then id; with q, best match first."""
+    kind = "categories" if query_args.q is None else f"categories:q:{query_args.q}"
+    after = _cursors().decode(kind, query_args.cursor) if query_args.cursor else None
+    items, last = await service.list_categories(
+        db(), limit=query_args.limit, after=after, q=query_args.q
+    )
+    cursor = _cursors().encode(kind, last) if last is not None else None
+    return list_body(items, query_args.limit, cursor), 200
+
+
+@categories.post("")
+@requires_scope("write")
+@validate_request(CategoryCreate)
+@document_response(Envelope[CategoryOut], 201)
+async def create_category(data: CategoryCreate) -> Result:
+    """Create a category (slug from the name unless given)."""
+    return {"data": await service.create_category(db(), current_org(), data)}, 201
+
+
+@categories.get("/audit")
+@requires_scope("admin")
+@document_response(Envelope[list[AuditEntryOut]])
+async def category_audit() -> Result:
+    """The last 100 category mutations, newest first."""
+    return {"data": await service.audit_log(db())}, 200
+
+
+@categories.post("/merge")
+@requires_scope("admin")
+@validate_request(MergeBody)
+@document_response(Envelope[MergeResult])
+async def merge_categories(data: MergeBody) -> Result:
+    """Merge the source category into the target."""
+    result = await service.merge_categories(
+        db(), current_org(), data.source_id, data.target_id, data.delete_source
+    )
+    return {"data": result}, 200
+
+
+@categories.post("/reorder")
+@requires_scope("write")
+@validate_request(IdsBody)
+@document_response(Envelope[UpdatedCount])
+async def reorder_categories(data: IdsBody) -> Result:
+    """Give the listed categories orders 0, 1, 2… (all or nothing)."""
+    return {"data": {"updated": await service.reorder_categories(db(), current_org(), data.ids)}}, 200
+
+
+@categories.get("/<ref>")
+@requires_scope("read")
+@document_response(Envelope[CategoryOut])
+async def get_category(ref: str) -> Result:
+    """Get a category by id or slug."""
+    _not_an_operation(ref)
+    return {"data": await service.get_category(db(), ref)}, 200
+
+
+@categories.patch("/<ref>")
+@requires_scope("write")
+@validate_request(CategoryUpdate)
+@document_response(Envelope[CategoryOut])
+async def update_category(ref: str, data: CategoryUpdate) -> Result:
+    """Update any field accepted by create."""
+    _not_an_operation(ref)
+    changes = data.model_dump(by_alias=True, include=data.model_fields_set)
+    return {"data": await service.update_category(db(), current_org(), ref, changes)}, 200
+
+
+@categories.delete("/<ref>")
+@requires_scope("write")
+@validate_querystring(CategoryDeleteQuery)
+async def delete_category(ref: str, query_args: CategoryDeleteQuery) -> tuple[str, int]:
+    """Delete a category; with force=true its questions move to the default category."""
+    _not_an_operation(ref)
+    await service.delete_category(db(), current_org(), ref, query_args.force)
+    return "", 204

@@ -1,0 +1,99 @@
+"""Request and response models of categories, and the public shape of a category."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from api.schemas import QueryArgs, RequestBody, ResponseModel
+from tenancy.clock import iso
+
+SLUG_MAX = 100
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+Description = Annotated[str, Field(max_length=5000)]
+Slug = Annotated[str, Field(min_length=1, max_length=SLUG_MAX)]
+Order = Annotated[int, Field(ge=-1_000_000_000, le=1_000_000_000)]
+CategoryRef = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class CategoryCreate(RequestBody):
+    name: Name
+    slug: Slug | None = None
+    description: Description | None = None
+    order: Order = 0
+    parent_id: CategoryRef | None = None
+
+
+class CategoryUpdate(RequestBody):
+    name: Name | None = None
+    slug: Slug | None = None
+    description: Description | None = None
+    order: Order | None = None
+    parent_id: CategoryRef | None = None
+
+
+class CategoryListQuery(QueryArgs):
+    limit: int = Field(default=50, ge=1, le=100)
+    cursor: str | None = Field(default=None, max_length=512)
+    q: str | None = Field(default=None, max_length=200)
+
+
+class CategoryDeleteQuery(QueryArgs):
+    force: bool = False
+
+
+class MergeBody(RequestBody):
+    source_id: CategoryRef
+    target_id: CategoryRef
+    delete_source: bool = False
+
+
+class CategoryOut(ResponseModel):
+    id: str
+    slug: str
+    name: str
+    description: str | None
+    order: int
+    parent_id: str | None
+    is_default: bool
+    question_count: int
+    created_at: str
+    updated_at: str
+
+
+class MergeResult(ResponseModel):
+    children_moved: int
+    questions_moved: int
+    source_deleted: bool
+
+
+class AuditActor(ResponseModel):
+    type: str
+    id: str
+
+
+class AuditEntryOut(ResponseModel):
+    id: str
+    action: str
+    category_id: str | None
+    actor: AuditActor
+    before: Any
+    after: Any
+    created_at: str
+
+
+def category_public(c: Any, question_count: int) -> dict[str, Any]:
+    """The category exactly as GET returns it (also the ``data`` of its events)."""
+    return {
+        "id": c.id,
+        "slug": c.slug,
+        "name": c.name,
+        "description": c.description,
+        "order": c.sort_order,
+        "parentId": c.parent_id,
+        "isDefault": c.is_default,
+        "questionCount": question_count,
+        "createdAt": iso(c.created_at),
+        "updatedAt": iso(c.updated_at),
+    }

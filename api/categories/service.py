@@ -1,0 +1,507 @@
+"""Category rules (SPEC "Categories", CONTRACT section 4). Services never commit: the request
+owns the transaction. Every mutation writes its audit entry and its events in that transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Select,
+    String,
+    and_,
+    column,
+    func,
+    or_,
+    select,
+    update,
+    values,
+)
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from api.categories.models import Category
+from api.categories.schemas import SLUG_MAX, CategoryCreate, category_public
+from api.errors import (
+    CategoryNotEmpty,
+    CategoryNotFound,
+    CategoryReferenceNotFound,
+    DefaultCategoryProtected,
+    SlugConflict,
+    ValidationErrorCode,
+    ValidationFailed,
+    field_error,
+)
+from api.questions.models import Question
+from api.questions.schemas import question_public
+from api.search import prefix_query, tsquery, weighted_vector
+from api.slugs import RESERVED, is_unique_violation, is_valid_slug, next_free_slug, slugify
+from billing.limits import ensure_room
+from tasks.outbox import record_event
+from tenancy.audit import latest_entries, record_audit
+from tenancy.clock import iso, utcnow
+from tenancy.ids import looks_like_id, new_id
+from tenancy.middleware import OrgContext
+
+SLUG_INDEX = "uq_categories_slug_live"
+LIVE = Category.deleted_at.is_(None)
+AUDIT_LIMIT = 100
+
+DEFAULT_SLUG = "uncategorized"
+DEFAULT_NAME = "Uncategorized"
+
+
+# ---- reading -------------------------------------------------------------------------------
+
+
+def _question_count() -> ColumnElement[int]:
+    return (
+        select(func.count())
+        .where(Question.category_id == Category.id, Question.deleted_at.is_(None))
+        .correlate(Category)
+        .scalar_subquery()
+    )
+
+
+def _with_count() -> Select[Any]:
+    return select(Category, _question_count().label("question_count")).where(LIVE)
+
+
+async def _public(session: AsyncSession, category: Category) -> dict[str, Any]:
+    count = (
+        await session.execute(
+            select(func.count()).where(
+                Question.category_id == category.id, Question.deleted_at.is_(None)
+            )
+        )
+    ).scalar_one()
+    return category_public(category, count)
+
+
+def _by_ref(ref: str) -> ColumnElement[bool]:
+    return Category.id == ref if looks_like_id(ref, "cat") else Category.slug == ref
+
+
+async def _load(session: AsyncSession, ref: str, *, lock: bool = False) -> Category:
+    stmt = select(Category).where(LIVE, _by_ref(ref))
+    if lock:
+        stmt = stmt.with_for_update()
+    category = (await session.execute(stmt)).scalar_one_or_none()
+    if category is None:
+        raise CategoryNotFound()
+    return category
+
+
+async def get_category(session: AsyncSession, ref: str) -> dict[str, Any]:
+    row = (await session.execute(_with_count().where(_by_ref(ref)))).first()
+    if row is None:
+        raise CategoryNotFound()
+    return category_public(row.Category, row.question_count)
+
+
+async def list_categories(
+    session: AsyncSession, *, limit: int, after: list[Any] | None, q: str | None
+) -> tuple[list[dict[str, Any]], list[Any] | None]:
+    """A page and the sort key of its last item when more follow (keyset pagination)."""
+    stmt = _with_count()
+    if q is not None:
+        query = prefix_query(q)
+        if query is None:
+            return [], None
+        matches = tsquery(query)
+        rank = func.ts_rank(Category.search_vector, matches)
+        stmt = stmt.add_columns(rank.label("rank")).where(Category.search_vector.op("@@")(matches))
+        if after is not None:
+            stmt = stmt.where(or_(rank < after[0], and_(rank == after[0], Category.id > after[1])))
+        stmt = stmt.order_by(rank.desc(), Category.id)
+    else:
+        if after is not None:
+            stmt = stmt.where(
+                or_(
+                    Category.sort_order > after[0],
+                    and_(Category.sort_order == after[0], Category.id > after[1]),
+                )
+            )
+        stmt = stmt.order_by(Category.sort_order, Category.id)
+    rows = (await session.execute(stmt.limit(limit + 1))).all()
+    page = rows[:limit]
+    items = [category_public(r.Category, r.question_count) for r in page]
+    if len(rows) <= limit:
+        return items, None
+    last = page[-1]
+    key = [last.rank, last.Category.id] if q is not None else [last.Category.sort_order, last.Category.id]
+    return items, key
+
+
+async def audit_log(session: AsyncSession) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": e.id,
+            "action": e.action,
+            "categoryId": e.resource_id,
+            "actor": e.actor,
+            "before": e.before,
+            "after": e.after,
+            "createdAt": iso(e.created_at),
+        }
+        for e in await latest_entries(session, "category", AUDIT_LIMIT)
+    ]
+
+
+# ---- writing -------------------------------------------------------------------------------
+
+
+async def _audit(
+    session: AsyncSession, org: OrgContext, action: str, category_id: str, before: Any, after: Any
+) -> None:
+    await record_audit(
+        session,
+        resource_type="category",
+        resource_id=category_id,
+        action=action,
+        actor=org.actor,
+        before=before,
+        after=after,
+    )
+
+
+def _check_manual_slug(slug: str) -> None:
+    if slug in RESERVED:
+        raise ValidationFailed(
+            f"{slug!r} is an operation, not a slug.", details=field_error("slug", "reserved word")
+        )
+    if not is_valid_slug(slug, SLUG_MAX):
+        raise ValidationFailed(
+            "The slug is not valid.",
+            details=field_error("slug", "must match ^[a-z0-9]+(?:-[a-z0-9]+)*$, at most 100"),
+        )
+
+
+async def _parent(session: AsyncSession, ref: str) -> Category:
+    parent = (
+        await session.execute(select(Category).where(LIVE, _by_ref(ref)))
+    ).scalar_one_or_none()
+    if parent is None:
+        raise CategoryReferenceNotFound(
+            "The parent category does not exist.", details=field_error("parentId", "not found")
+        )
+    return parent
+
+
+async def _descendant_ids(session: AsyncSession, root_id: str) -> set[str]:
+    """Ids of every live category below ``root_id`` (not itself)."""
+    tree = select(Category.id).where(Category.parent_id == root_id, LIVE).cte(recursive=True)
+    child = select(Category.id).where(Category.parent_id == tree.c.id, LIVE)
+    tree = tree.union(child)
+    return set((await session.execute(select(tree.c.id))).scalars())
+
+
+async def _insert(session: AsyncSession, values: dict[str, Any], manual_slug: str | None) -> None:
+    """Insert, re-picking an auto slug if a concurrent create took it first."""
+    for _ in range(20):
+        if manual_slug is None:
+            values["slug"] = await next_free_slug(
+                session, Category.slug, LIVE, slugify(values["name"], SLUG_MAX), SLUG_MAX
+            )
+        try:
+            async with session.begin_nested():
+                await session.execute(Category.__table__.insert().values(**values))
+            return
+        except IntegrityError as exc:
+            if not is_unique_violation(exc, SLUG_INDEX):
+                raise
+            if manual_slug is not None:
+                raise SlugConflict() from None
+    raise SlugConflict("Could not allocate a free slug; retry.")
+
+
+async def _count_live(session: AsyncSession) -> int:
+    return (await session.execute(select(func.count()).where(LIVE))).scalar_one()
+
+
+async def create_category(
+    session: AsyncSession, org: OrgContext, body: CategoryCreate
+) -> dict[str, Any]:
+    if body.slug is not None:
+        _check_manual_slug(body.slug)
+    parent_id = (await _parent(session, body.parent_id)).id if body.parent_id else None
+
+    async def count() -> int:
+        return await _count_live(session)
+
+    await ensure_room(session, org.id, org.plan, "categories", count)
+    if body.slug is not None:
+        taken = await session.execute(select(Category.id).where(LIVE, Category.slug == body.slug))
+        if taken.first() is not None:
+            raise SlugConflict()
+    now = utcnow()
+    category_id = new_id("cat")
+    await _insert(
+        session,
+        {
+            "id": category_id,
+            "slug": body.slug,
+            "name": body.name,
+            "description": body.description,
+            "sort_order": body.order,
+            "parent_id": parent_id,
+            "is_default": False,
+            "search_vector": weighted_vector(body.name, body.description),
+            "created_at": now,
+            "updated_at": now,
+        },
+        body.slug,
+    )
+    public = await get_category(session, category_id)
+    await _audit(session, org, "created", category_id, None, public)
+    await record_event(session, org.id, "category.created", public)
+    return public
+
+
+async def create_default_category(session: AsyncSession) -> None:
+    """The org's default category, made with its schema (CONTRACT section 4)."""
+    now = utcnow()
+    await session.execute(
+        Category.__table__.insert().values(
+            id=new_id("cat"),
+            slug=DEFAULT_SLUG,
+            name=DEFAULT_NAME,
+            description=None,
+            sort_order=0,
+            parent_id=None,
+            is_default=True,
+            search_vector=weighted_vector(DEFAULT_NAME, None),
+            created_at=now,
+            updated_at=now,
+        )
+    )
+
+
+EDITABLE = {"name": "name", "slug": "slug", "description": "description", "order": "sort_order",
+            "parentId": "parent_id"}
+
+
+async def update_category(
+    session: AsyncSession, org: OrgContext, ref: str, changes: dict[str, Any]
+) -> dict[str, Any]:
+    """PATCH: ``changes`` maps the client's field names to the values sent."""
+    for field in ("name", "slug", "order"):
+        if field in changes and changes[field] is None:
+            raise ValidationFailed(details=field_error(field, "must not be null"))
+    category = await _load(session, ref, lock=True)
+    before_public = await _public(session, category)
+    new_values: dict[str, Any] = {}
+    for field, value in changes.items():
+        column = EDITABLE[field]
+        if field == "parentId" and value is not None:
+            parent = await _parent(session, value)
+            if parent.id == category.id or parent.id in await _descendant_ids(session, category.id):
+                raise ValidationFailed(
+                    "A category cannot be its own parent or descendant.",
+                    details=field_error("parentId", "would create a cycle"),
+                )
+            value = parent.id
+        if field == "slug" and value != category.slug:
+            _check_manual_slug(value)
+        if getattr(category, column) != value:
+            new_values[column] = value
+    if not new_values:
+        return before_public
+    now = utcnow()
+    new_values["updated_at"] = now
+    if "name" in new_values or "description" in new_values:
+        new_values["search_vector"] = weighted_vector(
+            new_values.get("name", category.name),
+            new_values.get("description", category.description),
+        )
+    try:
+        async with session.begin_nested():
+            await session.execute(
+                update(Category).where(Category.id == category.id).values(**new_values)
+            )
+    except IntegrityError as exc:
+        if is_unique_violation(exc, SLUG_INDEX):
+            raise SlugConflict() from None
+        raise
+    after_public = await get_category(session, category.id)
+    changed = [f for f in EDITABLE if EDITABLE[f] in new_values]
+    await _audit(
+        session,
+        org,
+        "updated",
+        category.id,
+        {f: before_public[f] for f in changed},
+        {f: after_public[f] for f in changed},
+    )
+    await record_event(session, org.id, "category.updated", after_public)
+    return after_public
+
+
+async def _emit_category_updates(
+    session: AsyncSession, org: OrgContext, ids: Sequence[str]
+) -> None:
+    if not ids:
+        return
+    rows = (
+        await session.execute(_with_count().where(Category.id.in_(ids)).order_by(Category.id))
+    ).all()
+    for row in rows:
+        public = category_public(row.Category, row.question_count)
+        await record_event(session, org.id, "category.updated", public)
+
+
+async def _move_questions(
+    session: AsyncSession, org: OrgContext, from_id: str, to_id: str, now: datetime
+) -> int:
+    """Move the live questions of one category to another; each move emits question.updated."""
+    moved = (
+        await session.execute(
+            update(Question)
+            .where(Question.category_id == from_id, Question.deleted_at.is_(None))
+            .values(category_id=to_id, updated_at=now)
+            .returning(*Question.__table__.c)
+        )
+    ).all()
+    for row in moved:
+        await record_event(session, org.id, "question.updated", question_public(row))
+    return len(moved)
+
+
+async def _default_category_id(session: AsyncSession) -> str:
+    return (
+        await session.execute(select(Category.id).where(Category.is_default, LIVE))
+    ).scalar_one()
+
+
+async def delete_category(session: AsyncSession, org: OrgContext, ref: str, force: bool) -> None:
+    category = await _load(session, ref, lock=True)
+    if category.is_default:
+        raise DefaultCategoryProtected()
+    before_public = await _public(session, category)
+    if before_public["questionCount"] > 0 and not force:
+        raise CategoryNotEmpty()
+    now = utcnow()
+    default_id = await _default_category_id(session)
+    await _move_questions(session, org, category.id, default_id, now)
+    # Soft-deleted questions still pointing here move too (they are invisible: no events).
+    await session.execute(
+        update(Question)
+        .where(Question.category_id == category.id)
+        .values(category_id=default_id)
+    )
+    children = (
+        await session.execute(
+            update(Category)
+            .where(Category.parent_id == category.id)
+            .values(parent_id=category.parent_id, updated_at=now)
+            .returning(Category.id, Category.deleted_at)
+        )
+    ).all()
+    await session.execute(Category.__table__.delete().where(Category.id == category.id))
+    await _emit_category_updates(session, org, [c.id for c in children if c.deleted_at is None])
+    await _audit(session, org, "deleted", category.id, before_public, None)
+    await record_event(session, org.id, "category.deleted", before_public)
+
+
+async def merge_categories(
+    session: AsyncSession, org: OrgContext, source_id: str, target_id: str, delete_source: bool
+) -> dict[str, Any]:
+    if source_id == target_id:
+        raise ValidationFailed(
+            "sourceId and targetId must differ.", details=field_error("targetId", "equals sourceId")
+        )
+    found = {
+        c.id: c
+        for c in (
+            await session.execute(
+                select(Category)
+                .where(LIVE, Category.id.in_([source_id, target_id]))
+                .order_by(Category.id)
+                .with_for_update()
+            )
+        ).scalars()
+    }
+    if source_id not in found:
+        raise CategoryNotFound("The source category does not exist.")
+    if target_id not in found:
+        raise CategoryNotFound("The target category does not exist.")
+    source = found[source_id]
+    if source.is_default:
+        raise DefaultCategoryProtected()
+    if target_id in await _descendant_ids(session, source_id):
+        raise ValidationFailed(
+            "The target is inside the source's subtree.",
+            details=field_error("targetId", "inside the source's subtree"),
+        )
+    before_public = await _public(session, source)
+    now = utcnow()
+    children = (
+        await session.execute(
+            update(Category)
+            .where(Category.parent_id == source_id, LIVE)
+            .values(parent_id=target_id, updated_at=now)
+            .returning(Category.id)
+        )
+    ).scalars().all()
+    questions_moved = await _move_questions(session, org, source_id, target_id, now)
+    await _emit_category_updates(session, org, list(children))
+    if delete_source:
+        await session.execute(
+            update(Category).where(Category.id == source_id).values(deleted_at=now, updated_at=now)
+        )
+        await record_event(session, org.id, "category.deleted", before_public)
+    result = {
+        "childrenMoved": len(children),
+        "questionsMoved": questions_moved,
+        "sourceDeleted": delete_source,
+    }
+    await _audit(session, org, "merged", source_id, before_public, {"targetId": target_id, **result})
+    return result
+
+
+async def reorder_categories(session: AsyncSession, org: OrgContext, ids: list[str]) -> int:
+    if len(set(ids)) != len(ids):
+        raise ValidationErrorCode(
+            "The ids list has duplicates.", details=field_error("ids", "duplicate ids")
+        )
+    current = {
+        row.id: row.sort_order
+        for row in (
+            await session.execute(
+                select(Category.id, Category.sort_order)
+                .where(LIVE, Category.id.in_(ids))
+                .order_by(Category.id)
+                .with_for_update()
+            )
+        ).all()
+    }
+    unknown = [i for i in ids if i not in current]
+    if unknown:
+        raise ValidationErrorCode(
+            "Some ids are not categories of this organization; nothing was reordered.",
+            details=[{"field": "ids", "issue": f"unknown id {i}"} for i in unknown[:20]],
+        )
+    changed = {i: n for n, i in enumerate(ids) if current[i] != n}
+    if changed:
+        new_orders = values(
+            column("id", String), column("position", Integer), name="new_orders"
+        ).data(list(changed.items()))
+        await session.execute(
+            update(Category)
+            .where(Category.id == new_orders.c.id)
+            .values(sort_order=new_orders.c.position, updated_at=utcnow())
+        )
+        await _audit(
+            session,
+            org,
+            "reordered",
+            None,
+            {i: current[i] for i in changed},
+            changed,
+        )
+        await _emit_category_updates(session, org, list(changed))
+    return len(ids)

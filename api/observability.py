@@ -1,0 +1,86 @@
+"""Request ids, access logs, Prometheus metrics, and the health endpoints."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import structlog
+from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
+from quart import Blueprint, Response, current_app, g, request
+from quart_schema import hide
+from sqlalchemy import text
+
+from api.errors import ServiceUnavailable
+
+log = structlog.get_logger("faq.access")
+
+REQUESTS = Counter(
+    "faq_http_requests_total", "HTTP requests by route and status", ["method", "route", "status"]
+)
+LATENCY = Histogram(
+    "faq_http_request_duration_seconds",
+    "HTTP request latency by route",
+    ["method", "route"],
+    buckets=(0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+
+health = Blueprint("health", __name__)
+
+
+def _route() -> str:
+    rule = request.url_rule
+    return rule.rule if rule is not None else "unmatched"
+
+
+async def start_request() -> None:
+    incoming = request.headers.get("X-Request-Id", "")
+    request_id = incoming if 0 < len(incoming) <= 128 and incoming.isprintable() else ""
+    g.request_id = request_id or uuid.uuid4().hex
+    g.started = time.perf_counter()
+    structlog.contextvars.clear_contextvars()
+    structlog.contextvars.bind_contextvars(request_id=g.request_id)
+
+
+async def end_request(response: Response) -> Response:
+    response.headers["X-Request-Id"] = g.get("request_id") or uuid.uuid4().hex
+    started = g.get("started")
+    if started is not None:
+        elapsed = time.perf_counter() - started
+        route = _route()
+        REQUESTS.labels(request.method, route, str(response.status_code)).inc()
+        LATENCY.labels(request.method, route).observe(elapsed)
+        log.info(
+            "request",
+            method=request.method,
+            route=route,
+            status=response.status_code,
+            duration_ms=round(elapsed * 1000, 2),
+        )
+    return response
+
+
+@health.get("/healthz")
+@hide
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@health.get("/readyz")
+@hide
+async def readyz() -> dict[str, str]:
+    from tenancy.middleware import tenancy
+
+    try:
+        async with tenancy().engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+        await current_app.extensions["redis"].ping()
+    except Exception as exc:
+        raise ServiceUnavailable("PostgreSQL or Redis is not reachable.") from exc
+    return {"status": "ready"}
+
+
+@health.get("/metrics")
+@hide
+async def metrics() -> Response:
+    return Response(generate_latest(), content_type=CONTENT_TYPE_LATEST)

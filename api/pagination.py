@@ -1,0 +1,52 @@
+"""Opaque, tamper-evident keyset cursors and the list envelope.
+
+A cursor is the sort key of the last item of a page, signed with a key derived from
+``FAQ_SECRET_KEY`` and bound to the list it came from, so a cursor from another list,
+an edited one or an invented one is refused (``validation_failed``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from itsdangerous import BadSignature, URLSafeSerializer
+
+from api.errors import ApiError, ValidationFailed, field_error
+
+
+class CursorCodec:
+    def __init__(self, secret_key: str) -> None:
+        self._secret = hashlib.sha256(b"faq-cursor:" + secret_key.encode()).hexdigest()
+
+    def _serializer(self, kind: str) -> URLSafeSerializer:
+        return URLSafeSerializer(self._secret, salt=f"cursor:{kind}")
+
+    def encode(self, kind: str, key: list[Any]) -> str:
+        return str(self._serializer(kind).dumps(key))
+
+    def decode(
+        self,
+        kind: str,
+        cursor: str,
+        *,
+        error: type[ApiError] = ValidationFailed,
+    ) -> list[Any]:
+        if len(cursor) > 512:
+            raise error("The cursor is not valid.", details=field_error("cursor", "not valid"))
+        try:
+            key = self._serializer(kind).loads(cursor)
+        except BadSignature:
+            raise error(
+                "The cursor is not valid.", details=field_error("cursor", "not valid")
+            ) from None
+        if not isinstance(key, list):
+            raise error("The cursor is not valid.", details=field_error("cursor", "not valid"))
+        return key
+
+
+def list_body(items: list[dict[str, Any]], limit: int, cursor: str | None) -> dict[str, Any]:
+    return {
+        "data": items,
+        "meta": {"pagination": {"limit": limit, "cursor": cursor, "hasMore": cursor is not None}},
+    }

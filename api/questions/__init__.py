@@ -1,0 +1,1 @@
+"""The Questions API."""

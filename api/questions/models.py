@@ -1,0 +1,55 @@
+"""Tenant tables of questions: questions, their revisions, idempotency keys of creates."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tenancy.db import TenantBase
+
+TS = DateTime(timezone=True)
+
+
+class Question(TenantBase):
+    __tablename__ = "questions"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    slug: Mapped[str] = mapped_column(String(200))
+    title: Mapped[str] = mapped_column(String(500))
+    answer: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(12))
+    category_id: Mapped[str] = mapped_column(ForeignKey("tenant.categories.id"))
+    sort_order: Mapped[int] = mapped_column(Integer, default=0)
+    published_at: Mapped[datetime | None] = mapped_column(TS)
+    scheduled_publish_at: Mapped[datetime | None] = mapped_column(TS)
+    search_vector: Mapped[str] = mapped_column(TSVECTOR)
+    revision_count: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(TS)
+    updated_at: Mapped[datetime] = mapped_column(TS)
+    deleted_at: Mapped[datetime | None] = mapped_column(TS)
+
+
+class QuestionRevision(TenantBase):
+    __tablename__ = "question_revisions"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    question_id: Mapped[str] = mapped_column(ForeignKey("tenant.questions.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    actor: Mapped[dict[str, str]] = mapped_column(JSONB)
+    changed_fields: Mapped[list[str]] = mapped_column(JSONB)
+    snapshot: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    created_at: Mapped[datetime] = mapped_column(TS)
+
+
+class IdempotencyKey(TenantBase):
+    __tablename__ = "idempotency_keys"
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    request_hash: Mapped[str] = mapped_column(String(64))
+    response_status: Mapped[int | None] = mapped_column(Integer)
+    response_body: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    created_at: Mapped[datetime] = mapped_column(TS)

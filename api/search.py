@@ -1,0 +1,45 @@
+"""Full-text search that is case- and accent-insensitive and matches word prefixes.
+
+Text is folded to ASCII in Python (``anyascii``) before PostgreSQL's ``simple`` configuration
+sees it, so no extension (``unaccent``) is needed and the index stays IMMUTABLE-safe.
+"""
+
+from __future__ import annotations
+
+import re
+
+from anyascii import anyascii
+from sqlalchemy import ColumnElement, Text, cast, func, literal, literal_column
+
+_WORD = re.compile(r"[a-z0-9]+")
+MAX_TERMS = 16
+
+
+def fold(text: str | None) -> str:
+    return anyascii(text or "").lower()
+
+
+SIMPLE = literal_column("'simple'::regconfig")
+
+
+def _vector(text: str | None, weight: str) -> ColumnElement[str]:
+    return func.setweight(
+        func.to_tsvector(SIMPLE, cast(literal(fold(text)), Text)), literal_column(f"'{weight}'")
+    )
+
+
+def weighted_vector(primary: str | None, secondary: str | None) -> ColumnElement[str]:
+    """tsvector with ``primary`` text weighted A above ``secondary`` weighted B."""
+    return _vector(primary, "A").op("||")(_vector(secondary, "B"))
+
+
+def tsquery(query: str) -> ColumnElement[str]:
+    return func.to_tsquery(SIMPLE, cast(literal(query), Text))
+
+
+def prefix_query(q: str) -> str | None:
+    """``pass word`` -> ``pass:* & word:*``; None when no searchable word is left."""
+    words = _WORD.findall(fold(q))[:MAX_TERMS]
+    if not words:
+        return None
+    return " & ".join(f"{w}:*" for w in words)

@@ -1,0 +1,28 @@
+"""Periodic jobs: what ``faq scheduler`` enqueues and ``faq jobs run NAME`` runs in-process.
+
+Each job is a plain async function (run in-process by ``faq jobs run``) and the Dramatiq actor
+that runs the same function in a worker (enqueued by the scheduler).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import dramatiq
+
+
+@dataclass(frozen=True)
+class PeriodicJob:
+    name: str
+    run: Callable[[], Awaitable[Any]]
+    actor: dramatiq.Actor[Any, Any]
+    period_seconds: Callable[[], float]
+
+
+JOBS: dict[str, PeriodicJob] = {}
+
+
+def register(job: PeriodicJob) -> None:
+    JOBS[job.name] = job

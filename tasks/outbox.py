@@ -1,0 +1,52 @@
+"""The transactional outbox: events are rows written in the same transaction as the change.
+
+The relay (``tasks.events``) moves them to Dramatiq after commit; nothing is lost if Redis
+is down when the change commits, because the row stays until it has been fanned out.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, DateTime, Identity, String, func
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tenancy.db import SharedBase
+from tenancy.ids import new_id
+
+EVENT_CATALOG = (
+    "question.created",
+    "question.updated",
+    "question.published",
+    "question.unpublished",
+    "question.deleted",
+    "category.created",
+    "category.updated",
+    "category.deleted",
+)
+
+
+class OutboxEvent(SharedBase):
+    __tablename__ = "outbox"
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    event_id: Mapped[str] = mapped_column(String(40), unique=True)
+    org_id: Mapped[str] = mapped_column(String(40))
+    event: Mapped[str] = mapped_column(String(40))
+    data: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+async def record_event(
+    session: AsyncSession, org_id: str, event: str, data: dict[str, Any]
+) -> None:
+    """Write one event to the outbox inside the caller's transaction."""
+    assert event in EVENT_CATALOG, event
+    await session.execute(
+        OutboxEvent.__table__.insert().values(
+            event_id=new_id("evt"), org_id=org_id, event=event, data=data
+        )
+    )

@@ -1,0 +1,52 @@
+"""``faq scheduler``: enqueues each periodic job when due. One active scheduler at a time:
+it holds a Redis lock and renews it; another scheduler waits and takes over if it lapses."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+import redis
+import structlog
+
+from tasks.jobs import JOBS
+from tenancy.settings import get_settings
+
+log = structlog.get_logger(__name__)
+LOCK_NAME = "faq:scheduler:lock"
+LOCK_TTL_SECONDS = 15
+TICK_SECONDS = 1.0
+
+
+def run_scheduler(stop: threading.Event | None = None) -> None:
+    import tasks.actors  # noqa: F401  (declares the actors the jobs send to)
+
+    stop = stop or threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    client = redis.Redis.from_url(get_settings().require_redis_url())
+    lock = client.lock(LOCK_NAME, timeout=LOCK_TTL_SECONDS, thread_local=False)
+    next_run: dict[str, float] = {}
+    while not stop.is_set():
+        try:
+            if not lock.owned():
+                if not lock.acquire(blocking=False):
+                    stop.wait(TICK_SECONDS * 2)
+                    continue
+                log.info("scheduler_lock_acquired")
+                next_run.clear()
+            else:
+                lock.extend(LOCK_TTL_SECONDS, replace_ttl=True)
+            now = time.monotonic()
+            for job in JOBS.values():
+                due = next_run.setdefault(job.name, now)
+                if now >= due:
+                    job.actor.send()
+                    next_run[job.name] = now + job.period_seconds()
+                    log.info("job_enqueued", job=job.name)
+        except redis.RedisError:
+            log.warning("scheduler_redis_error", exc_info=True)
+        stop.wait(TICK_SECONDS)
+    if lock.owned():
+        lock.release()

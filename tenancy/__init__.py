@@ -1,0 +1,1 @@
+"""Organizations, API keys, schema-per-tenant binding and the settings every process reads."""

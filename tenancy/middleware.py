@@ -1,0 +1,123 @@
+"""Binds each ``/api/v1/{org}`` request to its org: key, org, scope, then a session on the
+org's schema. The request owns the transaction: committed when the response is below 400.
+
+Every view under the API blueprint must declare its scope with ``@requires_scope``; a view
+without one is refused, so a forgotten declaration fails closed.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from quart import Response, current_app, g, request
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from api.errors import InsufficientScope, OrgNotFound, Unauthorized
+from billing.plans import Plan
+from tenancy.audit import Actor, api_key_actor
+from tenancy.db import tenant_session
+from tenancy.directory import Directory
+from tenancy.keys import grants, hash_key
+from tenancy.transactions import commit, discard_after_commit
+
+F = TypeVar("F", bound=Callable[..., Any])
+SCOPE_ATTRIBUTE = "_faq_required_scope"
+
+
+def requires_scope(scope: str) -> Callable[[F], F]:
+    def decorator(func: F) -> F:
+        setattr(func, SCOPE_ATTRIBUTE, scope)
+        return func
+
+    return decorator
+
+
+@dataclass(frozen=True)
+class OrgContext:
+    id: str
+    slug: str
+    plan: Plan
+    schema_name: str
+    key_fingerprint: str
+    scopes: tuple[str, ...]
+
+    @property
+    def actor(self) -> Actor:
+        return api_key_actor(self.key_fingerprint)
+
+
+class Tenancy:
+    """The app extension holding the engine and the key/org directory."""
+
+    def __init__(self, engine: AsyncEngine, directory: Directory) -> None:
+        self.engine = engine
+        self.directory = directory
+
+
+def tenancy() -> Tenancy:
+    ext: Tenancy = current_app.extensions["tenancy"]
+    return ext
+
+
+def current_org() -> OrgContext:
+    org: OrgContext = g.org
+    return org
+
+
+def db() -> AsyncSession:
+    session: AsyncSession = g.db
+    return session
+
+
+def _bearer_token() -> str:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized()
+    return token.strip()
+
+
+async def bind_request_to_org() -> None:
+    view = current_app.view_functions[request.endpoint or ""]
+    required = getattr(view, SCOPE_ATTRIBUTE, None)
+    if required is None:
+        raise RuntimeError(f"view {request.endpoint} declares no scope")
+    token = _bearer_token()
+    ext = tenancy()
+    key = await ext.directory.key(token)
+    # The lookup is by hash; compare again in constant time so no early exit leaks timing.
+    if key is None or key.revoked or not hmac.compare_digest(hash_key(token)[:16], key.fingerprint):
+        raise Unauthorized()
+    slug: str = g.get("org_slug", "")
+    org = await ext.directory.org(slug)
+    if org is None or org.id != key.org_id:
+        raise OrgNotFound()
+    if not grants(list(key.scopes), required):
+        raise InsufficientScope(f"This operation requires the {required!r} scope.")
+    g.org = OrgContext(org.id, org.slug, org.plan, org.schema_name, key.fingerprint, key.scopes)
+    g.db = tenant_session(ext.engine, org.schema_name)
+
+
+async def finish_request_transaction(response: Response) -> Response:
+    session: AsyncSession | None = g.pop("db", None)
+    if session is None:
+        return response
+    try:
+        if response.status_code < 400:
+            await commit(session)
+        else:
+            discard_after_commit(session)
+            await session.rollback()
+    finally:
+        await session.close()
+    return response
+
+
+async def close_request_session(_exc: BaseException | None) -> None:
+    session: AsyncSession | None = g.pop("db", None)
+    if session is not None:
+        discard_after_commit(session)
+        await session.close()

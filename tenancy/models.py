@@ -1,0 +1,37 @@
+"""Shared tables (schema ``shared``): organizations and their API keys."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, DateTime, ForeignKey, String, func
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tenancy.db import SharedBase
+
+
+class Organization(SharedBase):
+    __tablename__ = "organizations"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    slug: Mapped[str] = mapped_column(String(63), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    plan: Mapped[str] = mapped_column(String(20))
+    schema_name: Mapped[str] = mapped_column(String(63), unique=True)
+    # The tenant migration head this org's schema is at: `faq migrate` reads it in one query.
+    schema_revision: Mapped[str | None] = mapped_column(String(64))
+    stripe_customer_id: Mapped[str | None] = mapped_column(String(255), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class ApiKey(SharedBase):
+    __tablename__ = "api_keys"
+
+    fingerprint: Mapped[str] = mapped_column(String(16), primary_key=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    org_id: Mapped[str] = mapped_column(ForeignKey("shared.organizations.id", ondelete="CASCADE"))
+    scopes: Mapped[list[str]] = mapped_column(ARRAY(String(10)))
+    revoked: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

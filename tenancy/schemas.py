@@ -1,0 +1,155 @@
+"""Schema provisioning and migration: the shared tree once, the tenant tree per org schema.
+
+``shared.organizations.schema_revision`` records the tenant head each schema is at, so a
+``faq migrate`` with nothing to do costs one query, not one per schema.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from alembic.config import Config
+from alembic.runtime.environment import EnvironmentContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from tenancy.db import SHARED_SCHEMA, UNBOUND_SCHEMA, checked_schema_name
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+
+
+@dataclass(frozen=True)
+class VersionTree:
+    config: Config
+    script: ScriptDirectory
+
+    @property
+    def head(self) -> str:
+        head = self.script.get_current_head()
+        assert head is not None
+        return head
+
+
+@cache
+def version_tree(name: str) -> VersionTree:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR / name))
+    return VersionTree(config, ScriptDirectory.from_config(config))
+
+
+def _upgrade(sync_conn: Connection, tree: VersionTree, version_schema: str) -> list[str]:
+    """Upgrade inside the connection's open transaction; returns the revisions applied."""
+    applied: list[str] = []
+
+    def upgrade_steps(rev: Any, _context: Any) -> Any:
+        steps = tree.script._upgrade_revs("head", rev)
+        applied.extend(step.revision.revision for step in steps)
+        return steps
+
+    with EnvironmentContext(
+        tree.config, tree.script, fn=upgrade_steps, destination_rev="head"
+    ) as env:
+        env.configure(
+            connection=sync_conn,
+            version_table_schema=version_schema,
+            transactional_ddl=True,
+        )
+        with env.begin_transaction():
+            env.run_migrations()
+    return applied
+
+
+def _upgrade_tenant_sync(sync_conn: Connection, schema: str) -> list[str]:
+    checked_schema_name(schema)
+    sync_conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+    # Local to this transaction: migrations create unqualified tables in the org's schema.
+    sync_conn.exec_driver_sql(f'SET LOCAL search_path TO "{schema}"')
+    applied = _upgrade(sync_conn, version_tree("tenant"), schema)
+    sync_conn.exec_driver_sql(f"SET LOCAL search_path TO {UNBOUND_SCHEMA}")
+    return applied
+
+
+async def upgrade_tenant_schema(conn: AsyncConnection, schema: str) -> list[str]:
+    """Create (if needed) and migrate one org schema in the caller's transaction."""
+    return await conn.run_sync(_upgrade_tenant_sync, schema)
+
+
+async def upgrade_shared_schema(engine: AsyncEngine) -> list[str]:
+    async with engine.begin() as conn:
+        # Serialize concurrent `faq migrate` runs (e.g. two Helm hook retries).
+        await conn.execute(text("SELECT pg_advisory_xact_lock(872301)"))
+        await conn.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {SHARED_SCHEMA}")
+        await conn.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {UNBOUND_SCHEMA}")
+        return await conn.run_sync(_upgrade, version_tree("shared"), SHARED_SCHEMA)
+
+
+@dataclass
+class SchemaReport:
+    org_slug: str
+    schema: str
+    applied: list[str]
+    error: str | None = None
+
+
+async def migrate_tenants(
+    engine: AsyncEngine,
+    *,
+    concurrency: int = 4,
+    on_report: Callable[[SchemaReport], None] | None = None,
+) -> list[SchemaReport]:
+    """Bring every org schema that is behind the tenant head up to it, one transaction each."""
+    head = version_tree("tenant").head
+    async with engine.connect() as conn:
+        rows = (
+            await conn.execute(
+                text(
+                    "SELECT id, slug, schema_name FROM shared.organizations "
+                    "WHERE schema_revision IS DISTINCT FROM :head ORDER BY created_at"
+                ),
+                {"head": head},
+            )
+        ).all()
+    reports: list[SchemaReport] = []
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def migrate_one(org_id: str, slug: str, schema: str) -> None:
+        async with semaphore:
+            report = SchemaReport(slug, schema, [])
+            try:
+                async with engine.begin() as conn:
+                    # Lock the org row so a concurrent migrate skips or waits, never doubles.
+                    locked = await conn.execute(
+                        text(
+                            "SELECT schema_revision FROM shared.organizations "
+                            "WHERE id = :id FOR UPDATE"
+                        ),
+                        {"id": org_id},
+                    )
+                    if locked.scalar_one_or_none() == head:
+                        return
+                    report.applied = await upgrade_tenant_schema(conn, schema)
+                    await conn.execute(
+                        text(
+                            "UPDATE shared.organizations SET schema_revision = :head "
+                            "WHERE id = :id"
+                        ),
+                        {"head": head, "id": org_id},
+                    )
+            except Exception as exc:  # reported per schema; the others still migrate
+                report.error = f"{type(exc).__name__}: {exc}"
+            reports.append(report)
+            if on_report is not None:
+                on_report(report)
+
+    await asyncio.gather(*(migrate_one(*row) for row in rows))
+    return reports
+
+
+def failed(reports: Iterable[SchemaReport]) -> list[SchemaReport]:
+    return [r for r in reports if r.error is not None]

@@ -1,0 +1,58 @@
+"""One Settings object, read from the environment (12-factor)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore")
+
+    database_url: str | None = None
+    redis_url: str | None = None
+    faq_env: str = "production"
+    faq_secret_key: SecretStr | None = None
+
+    stripe_api_key: SecretStr | None = None
+    stripe_webhook_secret: SecretStr | None = None
+    stripe_api_base: str | None = None
+
+    faq_publish_sweep_seconds: float = Field(default=300, gt=0)
+    faq_outbox_sweep_seconds: float = Field(default=5, gt=0)
+    faq_webhook_timeout_seconds: float = Field(default=10, gt=0)
+    faq_webhook_retry_base_seconds: float = Field(default=30, ge=0)
+    faq_webhook_allow_private_networks: bool = False
+    faq_webhook_ca_bundle: str | None = None
+
+    faq_db_pool_size: int = Field(default=10, ge=1)
+    faq_db_max_overflow: int = Field(default=10, ge=0)
+    faq_db_pool_recycle_seconds: int = Field(default=1800, ge=60)
+    faq_max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    faq_log_level: str = "INFO"
+
+    @property
+    def is_dev(self) -> bool:
+        return self.faq_env in {"dev", "test"}
+
+    def require_database_url(self) -> str:
+        if not self.database_url:
+            raise RuntimeError("DATABASE_URL is not set (only `faq dev` starts an embedded one)")
+        return self.database_url
+
+    def require_redis_url(self) -> str:
+        if not self.redis_url:
+            raise RuntimeError("REDIS_URL is not set (only `faq dev` starts an embedded one)")
+        return self.redis_url
+
+    def require_secret_key(self) -> str:
+        if self.faq_secret_key is None or not self.faq_secret_key.get_secret_value():
+            raise RuntimeError("FAQ_SECRET_KEY is not set: generate one with `faq secret-key`")
+        return self.faq_secret_key.get_secret_value()
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

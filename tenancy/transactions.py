@@ -1,0 +1,33 @@
+"""One owner per transaction: the owner commits with ``commit``; work queued with
+``after_commit`` (Dramatiq messages) runs only once the commit succeeded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncSession
+
+log = structlog.get_logger(__name__)
+
+_KEY = "after_commit"
+
+
+def after_commit(session: AsyncSession, key: str, callback: Callable[[], None]) -> None:
+    """Run ``callback`` after this session's next successful commit (once per ``key``)."""
+    session.info.setdefault(_KEY, {})[key] = callback
+
+
+async def commit(session: AsyncSession) -> None:
+    await session.commit()
+    callbacks: dict[str, Callable[[], None]] = session.info.pop(_KEY, {})
+    for key, callback in callbacks.items():
+        try:
+            callback()
+        except Exception:
+            # The outbox row is committed; the periodic relay sweep delivers it later.
+            log.warning("after_commit_failed", task=key, exc_info=True)
+
+
+def discard_after_commit(session: AsyncSession) -> None:
+    session.info.pop(_KEY, None)
