@@ -1,24 +1,25 @@
-"""Session-wide real services, the app under test, and org fixtures."""
+"""Session-wide real services, the app under test, and org fixtures.
+
+The embedded PostgreSQL and Redis start when this file is imported, before any module of
+the service is: settings and the Dramatiq broker read their URLs from the environment.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
-
-import pytest
-from quart import Quart
-from sqlalchemy.ext.asyncio import AsyncEngine
-
-from billing.plans import Plan
-from tests.fixtures.orgs import OrgClient, make_org
 from tests.fixtures.services import Services
 
 _services = Services()
+_services.start()
 
+from collections.abc import AsyncIterator, Awaitable, Callable  # noqa: E402
+from typing import Any  # noqa: E402
 
-def pytest_configure(config: pytest.Config) -> None:
-    _services.start()
-    config.faq_services = _services  # type: ignore[attr-defined]
+import pytest  # noqa: E402
+from quart import Quart  # noqa: E402
+from sqlalchemy.ext.asyncio import AsyncEngine  # noqa: E402
+
+from billing.plans import Plan  # noqa: E402
+from tests.fixtures.orgs import OrgClient, make_org  # noqa: E402
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -71,4 +72,5 @@ async def org(org_factory: OrgFactory) -> OrgClient:
 
 @pytest.fixture
 async def other_org(org_factory: OrgFactory) -> OrgClient:
+    """A second org, for cross-tenant tests."""
     return await org_factory()
