@@ -37,10 +37,15 @@ class VersionTree:
 
 
 @cache
-def version_tree(name: str) -> VersionTree:
+def version_tree_at(path: Path) -> VersionTree:
     config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR / name))
+    config.set_main_option("script_location", str(path))
     return VersionTree(config, ScriptDirectory.from_config(config))
+
+
+def version_tree(name: str) -> VersionTree:
+    """``shared`` or ``tenant``: the trees under ``migrations/``."""
+    return version_tree_at(MIGRATIONS_DIR / name)
 
 
 def _upgrade(sync_conn: Connection, tree: VersionTree, version_schema: str) -> list[str]:
@@ -65,19 +70,32 @@ def _upgrade(sync_conn: Connection, tree: VersionTree, version_schema: str) -> l
     return applied
 
 
-def _upgrade_tenant_sync(sync_conn: Connection, schema: str) -> list[str]:
+def _upgrade_tenant_sync(sync_conn: Connection, schema: str, tree: VersionTree) -> list[str]:
     checked_schema_name(schema)
     sync_conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
     # Local to this transaction: migrations create unqualified tables in the org's schema.
     sync_conn.exec_driver_sql(f'SET LOCAL search_path TO "{schema}"')
-    applied = _upgrade(sync_conn, version_tree("tenant"), schema)
+    applied = _upgrade(sync_conn, tree, schema)
     sync_conn.exec_driver_sql(f"SET LOCAL search_path TO {UNBOUND_SCHEMA}")
     return applied
 
 
-async def upgrade_tenant_schema(conn: AsyncConnection, schema: str) -> list[str]:
+_alembic_locks: dict[int, asyncio.Lock] = {}
+
+
+def _alembic_lock() -> asyncio.Lock:
+    """Alembic's ``op``/``context`` are process-wide proxies: one migration at a time per
+    process (coroutines of one loop would otherwise run each other's operations)."""
+    loop_id = id(asyncio.get_running_loop())
+    return _alembic_locks.setdefault(loop_id, asyncio.Lock())
+
+
+async def upgrade_tenant_schema(
+    conn: AsyncConnection, schema: str, tree: VersionTree | None = None
+) -> list[str]:
     """Create (if needed) and migrate one org schema in the caller's transaction."""
-    return await conn.run_sync(_upgrade_tenant_sync, schema)
+    async with _alembic_lock():
+        return await conn.run_sync(_upgrade_tenant_sync, schema, tree or version_tree("tenant"))
 
 
 async def upgrade_shared_schema(engine: AsyncEngine) -> list[str]:
@@ -86,7 +104,8 @@ async def upgrade_shared_schema(engine: AsyncEngine) -> list[str]:
         await conn.execute(text("SELECT pg_advisory_xact_lock(872301)"))
         await conn.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {SHARED_SCHEMA}")
         await conn.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {UNBOUND_SCHEMA}")
-        return await conn.run_sync(_upgrade, version_tree("shared"), SHARED_SCHEMA)
+        async with _alembic_lock():
+            return await conn.run_sync(_upgrade, version_tree("shared"), SHARED_SCHEMA)
 
 
 @dataclass
@@ -100,11 +119,15 @@ class SchemaReport:
 async def migrate_tenants(
     engine: AsyncEngine,
     *,
-    concurrency: int = 4,
     on_report: Callable[[SchemaReport], None] | None = None,
+    tree: VersionTree | None = None,
 ) -> list[SchemaReport]:
-    """Bring every org schema that is behind the tenant head up to it, one transaction each."""
-    head = version_tree("tenant").head
+    """Bring every org schema that is behind the tenant head up to it, one transaction each.
+
+    Sequential on purpose: Alembic's ``op`` and ``context`` are process-wide proxies.
+    """
+    tree = tree or version_tree("tenant")
+    head = tree.head
     async with engine.connect() as conn:
         rows = (
             await conn.execute(
@@ -116,38 +139,29 @@ async def migrate_tenants(
             )
         ).all()
     reports: list[SchemaReport] = []
-    semaphore = asyncio.Semaphore(concurrency)
-
-    async def migrate_one(org_id: str, slug: str, schema: str) -> None:
-        async with semaphore:
-            report = SchemaReport(slug, schema, [])
-            try:
-                async with engine.begin() as conn:
-                    # Lock the org row so a concurrent migrate skips or waits, never doubles.
-                    locked = await conn.execute(
-                        text(
-                            "SELECT schema_revision FROM shared.organizations "
-                            "WHERE id = :id FOR UPDATE"
-                        ),
-                        {"id": org_id},
-                    )
-                    if locked.scalar_one_or_none() == head:
-                        return
-                    report.applied = await upgrade_tenant_schema(conn, schema)
-                    await conn.execute(
-                        text(
-                            "UPDATE shared.organizations SET schema_revision = :head "
-                            "WHERE id = :id"
-                        ),
-                        {"head": head, "id": org_id},
-                    )
-            except Exception as exc:  # reported per schema; the others still migrate
-                report.error = f"{type(exc).__name__}: {exc}"
-            reports.append(report)
-            if on_report is not None:
-                on_report(report)
-
-    await asyncio.gather(*(migrate_one(*row) for row in rows))
+    for org_id, slug, schema in rows:
+        report = SchemaReport(slug, schema, [])
+        try:
+            async with engine.begin() as conn:
+                # Lock the org row so a concurrent migrate waits, then finds it done.
+                locked = await conn.execute(
+                    text(
+                        "SELECT schema_revision FROM shared.organizations WHERE id = :id FOR UPDATE"
+                    ),
+                    {"id": org_id},
+                )
+                if locked.scalar_one_or_none() == head:
+                    continue
+                report.applied = await upgrade_tenant_schema(conn, schema, tree)
+                await conn.execute(
+                    text("UPDATE shared.organizations SET schema_revision = :head WHERE id = :id"),
+                    {"head": head, "id": org_id},
+                )
+        except Exception as exc:  # reported per schema; the others still migrate
+            report.error = f"{type(exc).__name__}: {exc}"
+        reports.append(report)
+        if on_report is not None:
+            on_report(report)
     return reports
 
 
