@@ -83,7 +83,7 @@ class OrjsonProvider(DefaultJSONProvider):
         raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
     def dumps(self, obj: Any, **kwargs: Any) -> str:
-        return orjson.dumps(obj, default=self._default).decode()
+        return orjson.dumps(obj, default=self._default, option=orjson.OPT_NON_STR_KEYS).decode()
 
     def loads(self, s: str | bytes, **kwargs: Any) -> Any:
         return orjson.loads(s)
@@ -91,7 +91,8 @@ class OrjsonProvider(DefaultJSONProvider):
     def response(self, *args: Any, **kwargs: Any) -> Response:
         obj = args[0] if len(args) == 1 else (args or kwargs)
         return Response(
-            orjson.dumps(obj, default=self._default), content_type="application/json"
+            orjson.dumps(obj, default=self._default, option=orjson.OPT_NON_STR_KEYS),
+            content_type="application/json",
         )
 
 

@@ -1,0 +1,108 @@
+"""Health, metrics, OpenAPI and docs, request ids, and the error shape of every failure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.fixtures.orgs import OrgClient
+
+
+async def test_healthz_and_readyz(client: Any) -> None:
+    assert (await client.get("/healthz")).status_code == 200
+    r = await client.get("/readyz")
+    assert r.status_code == 200
+    assert (await r.get_json()) == {"status": "ready"}
+
+
+async def test_every_response_has_a_request_id(client: Any, org: OrgClient) -> None:
+    r = await client.get("/healthz", headers={"X-Request-Id": "trace-123"})
+    assert r.headers["X-Request-Id"] == "trace-123"
+    r = await client.get("/api/v1/x/categories")
+    assert r.status_code == 401 and len(r.headers["X-Request-Id"]) == 32
+    r = await org.get("/categories")
+    assert r.headers["X-Request-Id"]
+
+
+async def test_metrics_count_requests_by_route_and_status(client: Any, org: OrgClient) -> None:
+    await org.get("/categories")
+    body = (await (await client.get("/metrics")).get_data()).decode()
+    assert 'faq_http_requests_total{method="GET",route="/api/v1/<org>/categories",status="200"}' in body
+    assert "faq_http_request_duration_seconds_bucket" in body
+
+
+async def test_openapi_documents_every_api_route(client: Any, app: Any) -> None:
+    r = await client.get("/openapi.json")
+    assert r.status_code == 200
+    spec = await r.get_json()
+    assert spec["openapi"].startswith("3.1")
+    paths = spec["paths"]
+    for rule in app.url_map.iter_rules():
+        if rule.rule.startswith(("/api/v1", "/billing")):
+            documented = rule.rule.replace("<", "{").replace(">", "}")
+            documented = documented.replace("{path:", "{")
+            assert documented in paths, documented
+    create = paths["/api/v1/{org}/categories"]["post"]
+    assert create["summary"]
+    assert "201" in create["responses"]
+
+
+async def test_docs_page_and_its_assets_are_served_locally(client: Any) -> None:
+    r = await client.get("/docs")
+    assert r.status_code == 200
+    page = (await r.get_data()).decode()
+    assert "/docs/assets/swagger-ui-bundle.js" in page
+    assert "cdn" not in page.lower()
+    for asset in ("swagger-ui-bundle.js", "swagger-ui.css"):
+        r = await client.get(f"/docs/assets/{asset}")
+        assert r.status_code == 200, asset
+        assert len(await r.get_data()) > 1000
+
+
+async def test_unknown_route_and_wrong_method(client: Any, org: OrgClient) -> None:
+    r = await client.get("/nope")
+    assert r.status_code == 404
+    assert await r.get_json() == {
+        "error": {"code": "route_not_found", "message": "No such route.", "details": []}
+    }
+    r = await org.request("PUT", "/categories")
+    assert r.status_code == 405
+    assert (await r.get_json())["error"]["code"] == "method_not_allowed"
+
+
+async def test_body_over_the_limit_is_413(org: OrgClient, app: Any) -> None:
+    limit = app.config["MAX_CONTENT_LENGTH"]
+    r = await org.post(
+        "/categories",
+        data=b'{"name": "' + b"x" * limit + b'"}',
+        headers={"Content-Type": "application/json"},
+    )
+    assert r.status_code == 413
+    assert (await r.get_json())["error"]["code"] == "payload_too_large"
+
+
+async def test_deeply_nested_json_is_refused_cleanly(org: OrgClient) -> None:
+    body = b'{"name": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    r = await org.post("/categories", data=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400
+    assert (await r.get_json())["error"]["code"] == "invalid_json"
+
+
+async def test_form_encoded_json_is_still_read(org: OrgClient) -> None:
+    r = await org.post(
+        "/categories",
+        data=b'{"name": "From curl"}',
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert r.status_code == 201
+
+
+async def test_unexpected_errors_are_500_without_internals(app: Any, client: Any) -> None:
+    @app.get("/_boom")
+    async def boom() -> None:
+        raise RuntimeError("SELECT secret FROM somewhere")
+
+    r = await client.get("/_boom")
+    assert r.status_code == 500
+    body = await r.get_json()
+    assert body["error"]["code"] == "internal_error"
+    assert "SELECT" not in str(body) and "Traceback" not in str(body)

@@ -1,0 +1,106 @@
+"""The `faq` console script (CONTRACT section 1), run as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+from tests.fixtures.orgs import unique_slug
+
+
+def faq(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "api.cli", *args],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+        timeout=60,
+    )
+
+
+async def test_orgs_create_and_keys_create_print_json(client: Any) -> None:
+    slug = unique_slug("cli")
+    created = faq("orgs", "create", slug, "--name", "CLI Org", "--plan", "PRO", "--json")
+    assert created.returncode == 0, created.stderr
+    org = json.loads(created.stdout)
+    assert set(org) == {"id", "slug", "name", "plan"}
+    assert org["slug"] == slug and org["name"] == "CLI Org" and org["plan"] == "PRO"
+    assert org["id"].startswith("org_")
+
+    key = faq("keys", "create", slug, "--scopes", "read,write", "--json")
+    assert key.returncode == 0, key.stderr
+    issued = json.loads(key.stdout)
+    assert issued["scopes"] == ["read", "write"]
+    assert len(issued["fingerprint"]) == 16
+    import hashlib
+
+    assert hashlib.sha256(issued["key"].encode()).hexdigest()[:16] == issued["fingerprint"]
+
+    auth = {"Authorization": f"Bearer {issued['key']}"}
+    r = await client.get(f"/api/v1/{slug}/categories", headers=auth)
+    assert r.status_code == 200
+    assert [c["slug"] for c in (await r.get_json())["data"]] == ["uncategorized"]
+
+    revoked = faq("keys", "revoke", issued["fingerprint"])
+    assert revoked.returncode == 0, revoked.stderr
+    import asyncio
+
+    for _ in range(50):
+        r = await client.get(f"/api/v1/{slug}/categories", headers=auth)
+        if r.status_code == 401:
+            break
+        await asyncio.sleep(0.05)
+    assert r.status_code == 401
+
+
+def test_bad_input_is_refused_with_nonzero_exit() -> None:
+    assert faq("orgs", "create", "Bad_Slug").returncode != 0
+    assert faq("keys", "create", "no-such-org-anywhere", "--scopes", "read").returncode == 1
+    assert faq("keys", "create", "x", "--scopes", "root").returncode == 2
+    assert faq("keys", "revoke", "0000000000000000").returncode == 1
+    slug = unique_slug("dup")
+    assert faq("orgs", "create", slug).returncode == 0
+    again = faq("orgs", "create", slug)
+    assert again.returncode == 1 and "already exists" in again.stderr
+
+
+def test_migrate_twice_is_a_noop() -> None:
+    first = faq("migrate")
+    assert first.returncode == 0, first.stderr
+    second = faq("migrate")
+    assert second.returncode == 0
+    assert "shared: at head" in second.stdout
+    assert "tenants: 0 migrated, 0 failed" in second.stdout
+
+
+async def test_set_plan_takes_effect_on_the_next_request(client: Any) -> None:
+    import asyncio
+
+    slug = unique_slug("plan")
+    assert faq("orgs", "create", slug, "--plan", "FREE").returncode == 0
+    key = json.loads(faq("keys", "create", slug, "--scopes", "write", "--json").stdout)["key"]
+    auth = {"Authorization": f"Bearer {key}"}
+    url = f"/api/v1/{slug}/categories"
+    for i in range(9):
+        assert (await client.post(url, json={"name": f"c{i}"}, headers=auth)).status_code == 201
+    assert (await client.post(url, json={"name": "over"}, headers=auth)).status_code == 402
+
+    changed = faq("orgs", "set-plan", slug, "starter")
+    assert changed.returncode == 0, changed.stderr
+    assert "STARTER" in changed.stdout
+    for _ in range(50):
+        r = await client.post(url, json={"name": "over"}, headers=auth)
+        if r.status_code != 402:
+            break
+        await asyncio.sleep(0.05)
+    assert r.status_code == 201
+
+
+def test_secret_key_is_a_fernet_key() -> None:
+    from cryptography.fernet import Fernet
+
+    key = faq("secret-key").stdout.strip()
+    assert Fernet(key.encode()).decrypt(Fernet(key.encode()).encrypt(b"x")) == b"x"
