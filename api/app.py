@@ -65,6 +65,7 @@ class ApiRequest(Request):
     async def get_json(self, force: bool = True, silent: bool = False, cache: bool = True) -> Any:
         """Parse the body as JSON whatever the Content-Type (curl -d sends form encoding)."""
         data = await self.get_data(cache=cache, as_text=False)
+        assert isinstance(data, bytes)
         if not data:
             return None
         if _too_deep(data):

@@ -63,7 +63,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from dramatiq.cli import make_argument_parser
 
     argv = ["tasks.actors", "--processes", str(args.processes), "--threads", str(args.threads)]
-    return int(dramatiq_main(make_argument_parser().parse_args(argv)) or 0)
+    parsed = make_argument_parser().parse_args(argv)  # type: ignore[no-untyped-call]
+    return int(dramatiq_main(parsed) or 0)  # type: ignore[no-untyped-call]
 
 
 def cmd_scheduler(_args: argparse.Namespace) -> int:
@@ -262,11 +263,15 @@ def cmd_dev(args: argparse.Namespace) -> int:
             issued = json.loads(key.stdout)
             print("\norg 'demo' created on plan STARTER. Admin API key (shown once):")
             print(f"  {issued['key']}\n")
-            print(f"  curl -H 'Authorization: Bearer {issued['key']}' "
-                  f"http://{args.bind}/api/v1/demo/categories\n")
+            print(
+                f"  curl -H 'Authorization: Bearer {issued['key']}' "
+                f"http://{args.bind}/api/v1/demo/categories\n"
+            )
         else:
-            print("\norg 'demo' exists (data reused). New key: "
-                  ".venv/bin/faq keys create demo --scopes admin\n")
+            print(
+                "\norg 'demo' exists (data reused). New key: "
+                ".venv/bin/faq keys create demo --scopes admin\n"
+            )
         children = [
             subprocess.Popen([*faq, "serve", "--bind", args.bind], env=env),
             subprocess.Popen([*faq, "worker", "--processes", "1", "--threads", "8"], env=env),
@@ -304,8 +309,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=cmd_serve)
 
     worker = sub.add_parser("worker", help="run the Dramatiq worker for all actors")
-    worker.add_argument("--processes", type=int, default=int(os.environ.get("FAQ_WORKER_PROCESSES", "1")))
-    worker.add_argument("--threads", type=int, default=int(os.environ.get("FAQ_WORKER_THREADS", "8")))
+    worker.add_argument(
+        "--processes", type=int, default=int(os.environ.get("FAQ_WORKER_PROCESSES", "1"))
+    )
+    worker.add_argument(
+        "--threads", type=int, default=int(os.environ.get("FAQ_WORKER_THREADS", "8"))
+    )
     worker.set_defaults(func=cmd_worker)
 
     sub.add_parser("scheduler", help="enqueue periodic jobs").set_defaults(func=cmd_scheduler)
@@ -317,8 +326,9 @@ def build_parser() -> argparse.ArgumentParser:
     create = orgs.add_parser("create")
     create.add_argument("slug")
     create.add_argument("--name")
-    create.add_argument("--plan", default="FREE", type=str.upper,
-                        choices=["FREE", "STARTER", "PRO", "ENTERPRISE"])
+    create.add_argument(
+        "--plan", default="FREE", type=str.upper, choices=["FREE", "STARTER", "PRO", "ENTERPRISE"]
+    )
     create.add_argument("--json", action="store_true")
     create.set_defaults(func=cmd_orgs_create)
     set_plan = orgs.add_parser("set-plan")

@@ -19,7 +19,7 @@ def fold(text: str | None) -> str:
     return anyascii(text or "").lower()
 
 
-SIMPLE = literal_column("'simple'::regconfig")
+SIMPLE: ColumnElement[str] = literal_column("'simple'::regconfig")
 
 
 def _vector(text: str | None, weight: str) -> ColumnElement[str]:

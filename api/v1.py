@@ -14,7 +14,11 @@ from api.categories.routes import categories
 from api.questions.routes import questions
 from api.webhooks.routes import webhooks
 from billing.routes import billing
-from tenancy.middleware import bind_request_to_org, close_request_session, finish_request_transaction
+from tenancy.middleware import (
+    bind_request_to_org,
+    close_request_session,
+    finish_request_transaction,
+)
 
 api_v1 = Blueprint("api", __name__, url_prefix="/api/v1/<org>")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import DateTime, String, select
+from sqlalchemy import DateTime, String, insert, select
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
@@ -46,7 +46,7 @@ async def record_audit(
     after: Any,
 ) -> None:
     await session.execute(
-        AuditEntry.__table__.insert().values(
+        insert(AuditEntry).values(
             id=new_id("aud"),
             resource_type=resource_type,
             resource_id=resource_id,

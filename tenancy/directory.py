@@ -87,7 +87,10 @@ class Directory:
             row = (
                 await session.execute(
                     select(
-                        Organization.id, Organization.slug, Organization.plan, Organization.schema_name
+                        Organization.id,
+                        Organization.slug,
+                        Organization.plan,
+                        Organization.schema_name,
                     ).where(Organization.slug == slug)
                 )
             ).first()

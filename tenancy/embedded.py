@@ -78,8 +78,16 @@ class EmbeddedPostgres:
             pgdata.mkdir(parents=True, exist_ok=True)
             self._chown(pgdata, user)
             subprocess.run(
-                [_pg_bin("initdb"), "-D", str(pgdata), "-U", "postgres", "--auth=trust",
-                 "--encoding=UTF8", "--locale=C"],
+                [
+                    _pg_bin("initdb"),
+                    "-D",
+                    str(pgdata),
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "--encoding=UTF8",
+                    "--locale=C",
+                ],
                 check=True,
                 capture_output=True,
                 user=user,
@@ -101,8 +109,19 @@ class EmbeddedPostgres:
             "-c full_page_writes=on -c shared_buffers=128MB"
         )
         subprocess.run(
-            [_pg_bin("pg_ctl"), "-D", str(pgdata), "-l", str(log), "-o", options, "-w",
-             "-t", "60", "start"],
+            [
+                _pg_bin("pg_ctl"),
+                "-D",
+                str(pgdata),
+                "-l",
+                str(log),
+                "-o",
+                options,
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ],
             check=True,
             capture_output=True,
             user=user,
@@ -152,9 +171,21 @@ class EmbeddedRedis:
         if not self.port:
             self.port = free_port()
         self.process = subprocess.Popen(
-            [str(binary), "--port", str(self.port), "--bind", "127.0.0.1",
-             "--dir", str(self.data_dir), "--appendonly", "yes", "--save", "60 1",
-             "--logfile", str(self.data_dir / "redis.log")],
+            [
+                str(binary),
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.data_dir),
+                "--appendonly",
+                "yes",
+                "--save",
+                "60 1",
+                "--logfile",
+                str(self.data_dir / "redis.log"),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from billing.plans import Plan
@@ -55,7 +55,7 @@ async def create_org(engine: AsyncEngine, slug: str, name: str | None, plan: Pla
         if exists.first() is not None:
             raise OrgExists(slug)
         await conn.execute(
-            Organization.__table__.insert().values(
+            insert(Organization).values(
                 id=org_id,
                 slug=slug,
                 name=name or slug,

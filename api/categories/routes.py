@@ -89,7 +89,9 @@ async def merge_categories(data: MergeBody) -> Result:
 @document_response(Envelope[UpdatedCount])
 async def reorder_categories(data: IdsBody) -> Result:
     """Give the listed categories orders 0, 1, 2… (all or nothing)."""
-    return {"data": {"updated": await service.reorder_categories(db(), current_org(), data.ids)}}, 200
+    return {
+        "data": {"updated": await service.reorder_categories(db(), current_org(), data.ids)}
+    }, 200
 
 
 @categories.get("/<ref>")

@@ -15,6 +15,8 @@ from sqlalchemy import (
     String,
     and_,
     column,
+    delete,
+    insert,
     func,
     or_,
     select,
@@ -67,7 +69,7 @@ def _question_count() -> ColumnElement[int]:
     )
 
 
-def _with_count() -> Select[Any]:
+def _with_count() -> Select[Category, int]:
     return select(Category, _question_count().label("question_count")).where(LIVE)
 
 
@@ -133,7 +135,11 @@ async def list_categories(
     if len(rows) <= limit:
         return items, None
     last = page[-1]
-    key = [last.rank, last.Category.id] if q is not None else [last.Category.sort_order, last.Category.id]
+    key = (
+        [last.rank, last.Category.id]
+        if q is not None
+        else [last.Category.sort_order, last.Category.id]
+    )
     return items, key
 
 
@@ -156,7 +162,12 @@ async def audit_log(session: AsyncSession) -> list[dict[str, Any]]:
 
 
 async def _audit(
-    session: AsyncSession, org: OrgContext, action: str, category_id: str, before: Any, after: Any
+    session: AsyncSession,
+    org: OrgContext,
+    action: str,
+    category_id: str | None,
+    before: Any,
+    after: Any,
 ) -> None:
     await record_audit(
         session,
@@ -209,7 +220,7 @@ async def _insert(session: AsyncSession, values: dict[str, Any], manual_slug: st
             )
         try:
             async with session.begin_nested():
-                await session.execute(Category.__table__.insert().values(**values))
+                await session.execute(insert(Category).values(**values))
             return
         except IntegrityError as exc:
             if not is_unique_violation(exc, SLUG_INDEX):
@@ -266,7 +277,7 @@ async def create_default_category(session: AsyncSession) -> None:
     """The org's default category, made with its schema (CONTRACT section 4)."""
     now = utcnow()
     await session.execute(
-        Category.__table__.insert().values(
+        insert(Category).values(
             id=new_id("cat"),
             slug=DEFAULT_SLUG,
             name=DEFAULT_NAME,
@@ -281,8 +292,13 @@ async def create_default_category(session: AsyncSession) -> None:
     )
 
 
-EDITABLE = {"name": "name", "slug": "slug", "description": "description", "order": "sort_order",
-            "parentId": "parent_id"}
+EDITABLE = {
+    "name": "name",
+    "slug": "slug",
+    "description": "description",
+    "order": "sort_order",
+    "parentId": "parent_id",
+}
 
 
 async def update_category(
@@ -389,9 +405,7 @@ async def delete_category(session: AsyncSession, org: OrgContext, ref: str, forc
     await _move_questions(session, org, category.id, default_id, now)
     # Soft-deleted questions still pointing here move too (they are invisible: no events).
     await session.execute(
-        update(Question)
-        .where(Question.category_id == category.id)
-        .values(category_id=default_id)
+        update(Question).where(Question.category_id == category.id).values(category_id=default_id)
     )
     children = (
         await session.execute(
@@ -401,7 +415,7 @@ async def delete_category(session: AsyncSession, org: OrgContext, ref: str, forc
             .returning(Category.id, Category.deleted_at)
         )
     ).all()
-    await session.execute(Category.__table__.delete().where(Category.id == category.id))
+    await session.execute(delete(Category).where(Category.id == category.id))
     await _emit_category_updates(session, org, [c.id for c in children if c.deleted_at is None])
     await _audit(session, org, "deleted", category.id, before_public, None)
     await record_event(session, org.id, "category.deleted", before_public)
@@ -440,13 +454,17 @@ async def merge_categories(
     before_public = await _public(session, source)
     now = utcnow()
     children = (
-        await session.execute(
-            update(Category)
-            .where(Category.parent_id == source_id, LIVE)
-            .values(parent_id=target_id, updated_at=now)
-            .returning(Category.id)
+        (
+            await session.execute(
+                update(Category)
+                .where(Category.parent_id == source_id, LIVE)
+                .values(parent_id=target_id, updated_at=now)
+                .returning(Category.id)
+            )
         )
-    ).scalars().all()
+        .scalars()
+        .all()
+    )
     questions_moved = await _move_questions(session, org, source_id, target_id, now)
     await _emit_category_updates(session, org, list(children))
     if delete_source:
@@ -459,7 +477,9 @@ async def merge_categories(
         "questionsMoved": questions_moved,
         "sourceDeleted": delete_source,
     }
-    await _audit(session, org, "merged", source_id, before_public, {"targetId": target_id, **result})
+    await _audit(
+        session, org, "merged", source_id, before_public, {"targetId": target_id, **result}
+    )
     return result
 
 

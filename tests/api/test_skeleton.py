@@ -26,7 +26,10 @@ async def test_every_response_has_a_request_id(client: Any, org: OrgClient) -> N
 async def test_metrics_count_requests_by_route_and_status(client: Any, org: OrgClient) -> None:
     await org.get("/categories")
     body = (await (await client.get("/metrics")).get_data()).decode()
-    assert 'faq_http_requests_total{method="GET",route="/api/v1/<org>/categories",status="200"}' in body
+    assert (
+        'faq_http_requests_total{method="GET",route="/api/v1/<org>/categories",status="200"}'
+        in body
+    )
     assert "faq_http_request_duration_seconds_bucket" in body
 
 

@@ -89,8 +89,9 @@ async def test_forced_delete_moves_questions_to_default(
     assert (await get(org, "uncategorized"))["questionCount"] == default["questionCount"] + 2
     async with tenant_session(engine, org.info.schema_name) as session:
         owners = set(
-            (await session.execute(select(Question.category_id).where(Question.id.in_(qids))))
-            .scalars()
+            (
+                await session.execute(select(Question.category_id).where(Question.id.in_(qids)))
+            ).scalars()
         )
     assert owners == {default["id"]}
     events = await events_of(engine, org)
@@ -132,7 +133,9 @@ async def test_merge_moves_children_and_questions_and_soft_deletes(
 async def test_merge_keeps_source_without_delete_source(org: OrgClient) -> None:
     source = await create(org, name="Keep")
     target = await create(org, name="Into")
-    r = await org.post("/categories/merge", json={"sourceId": source["id"], "targetId": target["id"]})
+    r = await org.post(
+        "/categories/merge", json={"sourceId": source["id"], "targetId": target["id"]}
+    )
     assert (await r.get_json())["data"] == {
         "childrenMoved": 0,
         "questionsMoved": 0,
@@ -149,10 +152,16 @@ async def test_merge_errors(org: OrgClient) -> None:
         ({"sourceId": a["id"], "targetId": a["id"]}, 400, "validation_failed"),
         ({"sourceId": a["id"], "targetId": child["id"]}, 400, "validation_failed"),
         ({"sourceId": default["id"], "targetId": a["id"]}, 409, "default_category_protected"),
-        ({"sourceId": "cat_01JD0000000000000000000000", "targetId": a["id"]}, 404,
-         "category_not_found"),
-        ({"sourceId": a["id"], "targetId": "cat_01JD0000000000000000000000"}, 404,
-         "category_not_found"),
+        (
+            {"sourceId": "cat_01JD0000000000000000000000", "targetId": a["id"]},
+            404,
+            "category_not_found",
+        ),
+        (
+            {"sourceId": a["id"], "targetId": "cat_01JD0000000000000000000000"},
+            404,
+            "category_not_found",
+        ),
         ({"sourceId": a["id"]}, 400, "validation_failed"),
         ({"sourceId": a["id"], "targetId": 5}, 400, "validation_failed"),
     ]
@@ -188,8 +197,11 @@ async def test_reorder_rejects_foreign_unknown_and_duplicate_ids_atomically(
 ) -> None:
     mine = await create(org, name="Mine", order=9)
     theirs = await create(other_org, name="Theirs", order=9)
-    for ids in ([mine["id"], theirs["id"]], [mine["id"], "cat_01JD0000000000000000000000"],
-                [mine["id"], mine["id"]]):
+    for ids in (
+        [mine["id"], theirs["id"]],
+        [mine["id"], "cat_01JD0000000000000000000000"],
+        [mine["id"], mine["id"]],
+    ):
         r = await org.post("/categories/reorder", json={"ids": ids}, scope="write")
         assert r.status_code == 400
         assert (await r.get_json())["error"]["code"] == "validation_error"
@@ -233,8 +245,15 @@ async def test_audit_log_records_each_mutation(org: OrgClient) -> None:
     assert reordered["before"] == {cat["id"]: 4}
     assert reordered["after"] == {cat["id"]: 1}
     assert entries[0]["before"]["id"] == other["id"] and entries[0]["after"] is None
-    assert set(entries[0]) == {"id", "action", "categoryId", "actor", "before", "after",
-                               "createdAt"}
+    assert set(entries[0]) == {
+        "id",
+        "action",
+        "categoryId",
+        "actor",
+        "before",
+        "after",
+        "createdAt",
+    }
     assert entries[0]["id"].startswith("aud_")
 
 
