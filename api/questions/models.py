@@ -1,4 +1,5 @@
-"""Tenant tables of questions: questions, their revisions, idempotency keys of creates."""
+"""Tenant tables of questions (questions, their revisions, idempotency keys of creates) and the
+shared index of each org's next scheduled publish time."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from sqlalchemy import DateTime, ForeignKey, Integer, String, Text
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tenancy.db import TenantBase
+from tenancy.db import SharedBase, TenantBase
 
 TS = DateTime(timezone=True)
 
@@ -53,3 +54,13 @@ class IdempotencyKey(TenantBase):
     response_status: Mapped[int | None] = mapped_column(Integer)
     response_body: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     created_at: Mapped[datetime] = mapped_column(TS)
+
+
+class PublishSchedule(SharedBase):
+    """Each org's earliest scheduled publish time (never later than the real one), so the
+    sweep finds due orgs in one query instead of visiting every tenant schema."""
+
+    __tablename__ = "publish_schedule"
+
+    org_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    next_due_at: Mapped[datetime] = mapped_column(TS)

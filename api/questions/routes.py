@@ -2,6 +2,160 @@
 
 from __future__ import annotations
 
-from quart import Blueprint
+import hashlib
+from typing import Any
 
-questions = Blueprint("questions", __name__)
+import orjson
+from quart import Blueprint, current_app, request
+from quart_schema import document_response, validate_querystring, validate_request
+
+from api.errors import MethodNotAllowed, ValidationFailed, field_error
+from api.pagination import CursorCodec, list_body
+from api.questions import service
+from api.questions.schemas import (
+    IDEMPOTENCY_KEY_MAX,
+    QuestionCreate,
+    QuestionListQuery,
+    QuestionOut,
+    QuestionUpdate,
+    RevisionListQuery,
+    RevisionOut,
+)
+from api.schemas import Envelope, IdsBody, ListEnvelope, UpdatedCount
+from tenancy.middleware import current_org, db, requires_scope
+
+questions = Blueprint("questions", __name__, url_prefix="/questions")
+Result = tuple[dict[str, Any], int]
+IDEMPOTENCY_HEADER = "X-Idempotency-Key"
+
+
+def _cursors() -> CursorCodec:
+    codec: CursorCodec = current_app.extensions["cursors"]
+    return codec
+
+
+def _not_an_operation(ref: str) -> None:
+    """``reorder`` is an operation: other methods on it are 405."""
+    if ref in service.RESERVED_SLUGS:
+        raise MethodNotAllowed()
+
+
+def _idempotency_key() -> str | None:
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    if key is None:
+        return None
+    if not 1 <= len(key) <= IDEMPOTENCY_KEY_MAX:
+        raise ValidationFailed(
+            f"{IDEMPOTENCY_HEADER} must be 1 to {IDEMPOTENCY_KEY_MAX} characters.",
+            details=field_error(IDEMPOTENCY_HEADER, f"1 to {IDEMPOTENCY_KEY_MAX} characters"),
+        )
+    return key
+
+
+def _body_hash(data: QuestionCreate) -> str:
+    """Hash of the validated body, so key order, spacing and time notation do not matter."""
+    canonical = orjson.dumps(
+        data.model_dump(mode="json", by_alias=True, exclude_unset=True),
+        option=orjson.OPT_SORT_KEYS,
+    )
+    return hashlib.sha256(canonical).hexdigest()
+
+
+@questions.get("")
+@requires_scope("read")
+@validate_querystring(QuestionListQuery)
+@document_response(ListEnvelope[QuestionOut])
+async def list_questions(query_args: QuestionListQuery) -> Result:
+    """List questions, by order then id; with q, best match first (title above answer)."""
+    kind = "questions" if query_args.q is None else f"questions:q:{query_args.q}"
+    after = _cursors().decode(kind, query_args.cursor) if query_args.cursor else None
+    items, last = await service.list_questions(
+        db(),
+        limit=query_args.limit,
+        after=after,
+        q=query_args.q,
+        category=query_args.category,
+        status=query_args.status,
+    )
+    cursor = _cursors().encode(kind, last) if last is not None else None
+    return list_body(items, query_args.limit, cursor), 200
+
+
+@questions.post("")
+@requires_scope("write")
+@validate_request(QuestionCreate)
+@document_response(Envelope[QuestionOut], 201)
+async def create_question(data: QuestionCreate) -> tuple[dict[str, Any], int, dict[str, str]]:
+    """Create a question; idempotent with an X-Idempotency-Key header (kept 24 hours)."""
+    key = _idempotency_key()
+    created = await service.create_question(
+        db(),
+        current_org(),
+        data,
+        idempotency_key=key,
+        request_hash=_body_hash(data) if key is not None else "",
+    )
+    headers = {"Idempotent-Replayed": "true"} if created.replayed else {}
+    return created.body, created.status, headers
+
+
+@questions.post("/reorder")
+@requires_scope("write")
+@validate_request(IdsBody)
+@document_response(Envelope[UpdatedCount])
+async def reorder_questions(data: IdsBody) -> Result:
+    """Give the listed questions orders 0, 1, 2… (all or nothing)."""
+    return {
+        "data": {"updated": await service.reorder_questions(db(), current_org(), data.ids)}
+    }, 200
+
+
+@questions.get("/<ref>")
+@requires_scope("read")
+@document_response(Envelope[QuestionOut])
+async def get_question(ref: str) -> Result:
+    """Get a question by id or slug."""
+    _not_an_operation(ref)
+    return {"data": await service.get_question(db(), ref)}, 200
+
+
+@questions.patch("/<ref>")
+@requires_scope("write")
+@validate_request(QuestionUpdate)
+@document_response(Envelope[QuestionOut])
+async def update_question(ref: str, data: QuestionUpdate) -> Result:
+    """Update any subset of the question's fields; writes one revision."""
+    _not_an_operation(ref)
+    changes = data.model_dump(by_alias=True, include=data.model_fields_set)
+    return {"data": await service.update_question(db(), current_org(), ref, changes)}, 200
+
+
+@questions.delete("/<ref>")
+@requires_scope("write")
+async def delete_question(ref: str) -> tuple[str, int]:
+    """Soft-delete a question (purged after 30 days; its slug is free at once)."""
+    _not_an_operation(ref)
+    await service.delete_question(db(), current_org(), ref)
+    return "", 204
+
+
+@questions.get("/<ref>/revisions")
+@requires_scope("read")
+@validate_querystring(RevisionListQuery)
+@document_response(ListEnvelope[RevisionOut])
+async def list_revisions(ref: str, query_args: RevisionListQuery) -> Result:
+    """The question's revisions, newest first (the 50 newest are kept)."""
+    _not_an_operation(ref)
+    after = _cursors().decode("revisions", query_args.cursor) if query_args.cursor else None
+    items, last = await service.list_revisions(db(), ref, limit=query_args.limit, after=after)
+    cursor = _cursors().encode("revisions", last) if last is not None else None
+    return list_body(items, query_args.limit, cursor), 200
+
+
+@questions.post("/<ref>/revisions/<revision_id>/restore")
+@requires_scope("write")
+@document_response(Envelope[QuestionOut])
+async def restore_revision(ref: str, revision_id: str) -> Result:
+    """Apply a revision's snapshot to the question as a new PATCH."""
+    _not_an_operation(ref)
+    return {"data": await service.restore_revision(db(), current_org(), ref, revision_id)}, 200

@@ -2,12 +2,94 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from pydantic import Field
 from sqlalchemy import Row
 
-from api.questions.models import Question
+from api.questions.models import Question, QuestionRevision
+from api.schemas import QueryArgs, RequestBody, ResponseModel, Timestamp
 from tenancy.clock import iso
+
+SLUG_MAX = 200
+IDEMPOTENCY_KEY_MAX = 255
+Title = Annotated[str, Field(min_length=1, max_length=500)]
+Answer = Annotated[str, Field(min_length=1, max_length=100_000)]
+Slug = Annotated[str, Field(min_length=1, max_length=SLUG_MAX)]
+Order = Annotated[int, Field(ge=-1_000_000_000, le=1_000_000_000)]
+CategoryRef = Annotated[str, Field(min_length=1, max_length=64)]
+Status = Literal["draft", "published", "scheduled", "archived"]
+
+
+class QuestionCreate(RequestBody):
+    title: Title
+    answer: Answer
+    category_id: CategoryRef
+    status: Status
+    slug: Slug | None = None
+    order: Order = 0
+    scheduled_publish_at: Timestamp | None = None
+
+
+class QuestionUpdate(RequestBody):
+    title: Title | None = None
+    answer: Answer | None = None
+    category_id: CategoryRef | None = None
+    status: Status | None = None
+    slug: Slug | None = None
+    order: Order | None = None
+    scheduled_publish_at: Timestamp | None = None
+
+
+class QuestionListQuery(QueryArgs):
+    limit: int = Field(default=20, ge=1, le=100)
+    cursor: str | None = Field(default=None, max_length=512)
+    q: str | None = Field(default=None, max_length=200)
+    category: str | None = Field(default=None, max_length=200)
+    status: Status | None = None
+
+
+class RevisionListQuery(QueryArgs):
+    limit: int = Field(default=20, ge=1, le=100)
+    cursor: str | None = Field(default=None, max_length=512)
+
+
+class QuestionOut(ResponseModel):
+    id: str
+    slug: str
+    title: str
+    answer: str
+    status: Status
+    category_id: str
+    order: int
+    published_at: str | None
+    scheduled_publish_at: str | None
+    created_at: str
+    updated_at: str
+
+
+class RevisionActor(ResponseModel):
+    type: str
+    id: str
+
+
+class QuestionSnapshot(ResponseModel):
+    title: str
+    answer: str
+    category_id: str
+    status: Status
+    slug: str
+    order: int
+    scheduled_publish_at: str | None
+
+
+class RevisionOut(ResponseModel):
+    id: str
+    number: int
+    actor: RevisionActor
+    changed_fields: list[str]
+    snapshot: QuestionSnapshot
+    created_at: str
 
 
 def question_public(q: Question | Row[Any]) -> dict[str, Any]:
@@ -24,4 +106,23 @@ def question_public(q: Question | Row[Any]) -> dict[str, Any]:
         "scheduledPublishAt": iso(q.scheduled_publish_at),
         "createdAt": iso(q.created_at),
         "updatedAt": iso(q.updated_at),
+    }
+
+
+# The fields a client edits, as a revision's snapshot keeps them (public names).
+EDITABLE = ("title", "answer", "categoryId", "status", "slug", "order", "scheduledPublishAt")
+
+
+def snapshot_of(public: dict[str, Any]) -> dict[str, Any]:
+    return {name: public[name] for name in EDITABLE}
+
+
+def revision_public(r: QuestionRevision) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "number": r.number,
+        "actor": r.actor,
+        "changedFields": r.changed_fields,
+        "snapshot": r.snapshot,
+        "createdAt": iso(r.created_at),
     }
