@@ -3,3 +3,6 @@
 from __future__ import annotations
 
 from tasks import broker as broker  # noqa: F401  (configures the broker first)
+import tasks.billing  # noqa: E402, F401
+import tasks.publishing  # noqa: E402, F401
+import tasks.purge  # noqa: E402, F401
