@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import asyncpg
 import orjson
 import redis.asyncio as aioredis
 import structlog
@@ -12,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from quart import Quart, Request, Response, request, send_from_directory
 from quart.json.provider import DefaultJSONProvider
 from quart_schema import Info, QuartSchema, RequestSchemaValidationError, hide
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException
 
 from api.errors import (
@@ -21,6 +23,7 @@ from api.errors import (
     MethodNotAllowed,
     PayloadTooLarge,
     RouteNotFound,
+    ServiceUnavailable,
     ValidationErrorCode,
     ValidationFailed,
 )
@@ -33,6 +36,7 @@ from billing.stripe_webhook import stripe_webhook
 from tenancy.db import make_engine
 from tenancy.directory import Directory
 from tenancy.middleware import Tenancy
+from tenancy.rate_limit import RateLimiter
 from tenancy.settings import Settings, get_settings
 
 log = structlog.get_logger(__name__)
@@ -97,6 +101,26 @@ class OrjsonProvider(DefaultJSONProvider):
         )
 
 
+def is_unavailable(error: BaseException) -> bool:
+    """PostgreSQL unreachable, restarting or its connection lost: a clean 503, not a 500."""
+    if isinstance(error, DBAPIError) and error.connection_invalidated:
+        return True
+    unavailable = (
+        OperationalError,
+        InterfaceError,
+        ConnectionError,
+        TimeoutError,
+        asyncpg.PostgresConnectionError,
+        asyncpg.CannotConnectNowError,
+        asyncpg.exceptions.AdminShutdownError,
+        asyncpg.exceptions.ConnectionDoesNotExistError,
+    )
+    if isinstance(error, unavailable):
+        return True
+    cause = error.__cause__ or error.__context__
+    return cause is not None and cause is not error and is_unavailable(cause)
+
+
 def body_error() -> type[ApiError]:
     """Webhook endpoints answer body errors with ``validation_error`` (SPEC), others not."""
     blueprints = request.blueprints if request else []
@@ -144,6 +168,9 @@ def register_error_handlers(app: Quart) -> None:
 
     @app.errorhandler(Exception)
     async def on_unexpected(error: Exception) -> Response:
+        if is_unavailable(error):
+            log.warning("dependency_unavailable", error=type(error).__name__)
+            return render_error(ServiceUnavailable(headers={"Retry-After": "1"}))
         log.error("unhandled_error", exc_info=error)
         return render_error(InternalError())
 
@@ -189,8 +216,16 @@ def create_app(settings: Settings | None = None) -> Quart:
         engine = make_engine(settings)
         directory = Directory(engine, settings.require_database_url())
         await directory.start()
-        app.extensions["tenancy"] = Tenancy(engine, directory)
-        app.extensions["redis"] = aioredis.from_url(settings.require_redis_url())
+        client = aioredis.from_url(
+            settings.require_redis_url(), socket_timeout=1.0, socket_connect_timeout=1.0
+        )
+        limiter = RateLimiter(
+            client,
+            window_seconds=settings.faq_rate_limit_window_seconds,
+            overrides=settings.faq_rate_limits,
+        )
+        app.extensions["tenancy"] = Tenancy(engine, directory, limiter)
+        app.extensions["redis"] = client
 
     @app.after_serving
     async def close_resources() -> None:

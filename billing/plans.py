@@ -39,3 +39,42 @@ def cap_allows(cap: int | None, current: int) -> bool:
 
 def allows_webhooks(plan: Plan) -> bool:
     return CAPS[plan].webhooks
+
+
+# The Stripe price `lookup_key` of each paid plan (ops give their prices these keys).
+LOOKUP_KEYS: dict[str, Plan] = {
+    "starter": Plan.STARTER,
+    "pro": Plan.PRO,
+    "enterprise": Plan.ENTERPRISE,
+}
+RANK: dict[Plan, int] = {plan: rank for rank, plan in enumerate(Plan)}
+
+
+def plan_for_lookup_key(lookup_key: str | None) -> Plan | None:
+    return LOOKUP_KEYS.get(lookup_key) if lookup_key else None
+
+
+def lookup_key_for(plan: Plan) -> str:
+    return plan.value.lower()
+
+
+def highest(plans: list[Plan]) -> Plan:
+    """The best of ``plans``; FREE when there is none."""
+    return max(plans, key=RANK.__getitem__, default=Plan.FREE)
+
+
+# Requests per key per minute (`FAQ_RATE_LIMITS`, e.g. "FREE=300,PRO=6000", overrides).
+REQUESTS_PER_MINUTE: dict[Plan, int] = {
+    Plan.FREE: 600,
+    Plan.STARTER: 1_200,
+    Plan.PRO: 6_000,
+    Plan.ENTERPRISE: 30_000,
+}
+
+
+def requests_per_minute(plan: Plan, overrides: str | None = None) -> int:
+    for item in (overrides or "").split(","):
+        name, _, value = item.partition("=")
+        if name.strip().upper() == plan.value and value.strip().isdigit():
+            return int(value)
+    return REQUESTS_PER_MINUTE[plan]

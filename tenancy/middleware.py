@@ -15,12 +15,13 @@ from typing import Any, TypeVar
 from quart import Response, current_app, g, request
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from api.errors import InsufficientScope, OrgNotFound, Unauthorized
+from api.errors import InsufficientScope, OrgNotFound, RateLimited, Unauthorized
 from billing.plans import Plan
 from tenancy.audit import Actor, api_key_actor
 from tenancy.db import tenant_session
 from tenancy.directory import Directory
 from tenancy.keys import grants, hash_key
+from tenancy.rate_limit import RateLimiter
 from tenancy.transactions import commit, discard_after_commit
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -50,11 +51,14 @@ class OrgContext:
 
 
 class Tenancy:
-    """The app extension holding the engine and the key/org directory."""
+    """The app extension holding the engine, the key/org directory and the rate limiter."""
 
-    def __init__(self, engine: AsyncEngine, directory: Directory) -> None:
+    def __init__(
+        self, engine: AsyncEngine, directory: Directory, rate_limiter: RateLimiter | None = None
+    ) -> None:
         self.engine = engine
         self.directory = directory
+        self.rate_limiter = rate_limiter
 
 
 def tenancy() -> Tenancy:
@@ -95,6 +99,15 @@ async def bind_request_to_org() -> None:
     org = await ext.directory.org(slug)
     if org is None or org.id != key.org_id:
         raise OrgNotFound()
+    if ext.rate_limiter is not None:
+        decision = await ext.rate_limiter.hit(key.fingerprint, org.plan)
+        if decision is not None:
+            g.rate_headers = decision.headers()
+            if not decision.allowed:
+                raise RateLimited(
+                    f"Rate limit of {decision.limit} requests per window reached.",
+                    headers={**decision.headers(), "Retry-After": str(decision.reset_seconds)},
+                )
     if not grants(list(key.scopes), required):
         raise InsufficientScope(f"This operation requires the {required!r} scope.")
     g.org = OrgContext(org.id, org.slug, org.plan, org.schema_name, key.fingerprint, key.scopes)
@@ -102,6 +115,8 @@ async def bind_request_to_org() -> None:
 
 
 async def finish_request_transaction(response: Response) -> Response:
+    for name, value in g.get("rate_headers", {}).items():
+        response.headers.setdefault(name, value)
     session: AsyncSession | None = g.pop("db", None)
     if session is None:
         return response

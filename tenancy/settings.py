@@ -19,6 +19,8 @@ class Settings(BaseSettings):
     stripe_api_key: SecretStr | None = None
     stripe_webhook_secret: SecretStr | None = None
     stripe_api_base: str | None = None
+    # Where Stripe Checkout and the Customer Portal send the customer back (optional).
+    faq_billing_return_url: str | None = None
 
     faq_publish_sweep_seconds: float = Field(default=300, gt=0)
     faq_outbox_sweep_seconds: float = Field(default=5, gt=0)
@@ -26,11 +28,17 @@ class Settings(BaseSettings):
     faq_webhook_retry_base_seconds: float = Field(default=30, ge=0)
     faq_webhook_allow_private_networks: bool = False
     faq_webhook_ca_bundle: str | None = None
+    # A pending delivery this late is re-sent by the re-drive job (lost message, dead worker).
+    faq_webhook_redrive_after_seconds: float = Field(default=60, gt=0)
+    # Deliveries in flight to one webhook at once, across workers (fairness between receivers).
+    faq_webhook_max_in_flight: int = Field(default=4, ge=1)
 
     faq_db_pool_size: int = Field(default=10, ge=1)
     faq_db_max_overflow: int = Field(default=10, ge=0)
     faq_db_pool_recycle_seconds: int = Field(default=1800, ge=60)
     faq_max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    faq_rate_limits: str | None = None  # e.g. "FREE=300,STARTER=1200" (per key per minute)
+    faq_rate_limit_window_seconds: int = Field(default=60, ge=1)
     faq_log_level: str = "INFO"
 
     @property
