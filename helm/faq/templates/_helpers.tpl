@@ -1,0 +1,192 @@
+{{/* Names and labels. */}}
+{{- define "faq.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "faq.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "faq.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Selector labels; call with (dict "root" $ "component" "api"). */}}
+{{- define "faq.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "faq.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "faq.labels" -}}
+helm.sh/chart: {{ include "faq.chart" .root }}
+{{ include "faq.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: {{ include "faq.name" .root }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+{{- end }}
+
+{{- define "faq.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+{{- end }}
+
+{{- define "faq.configName" -}}
+{{ include "faq.fullname" . }}-config
+{{- end }}
+
+{{- define "faq.secretName" -}}
+{{- if .Values.secrets.existingSecret -}}
+{{ .Values.secrets.existingSecret }}
+{{- else -}}
+{{ include "faq.fullname" . }}-secrets
+{{- end -}}
+{{- end }}
+
+{{/* The non-secret settings (ConfigMap data), shared by the release ConfigMap and the hook copy. */}}
+{{- define "faq.configData" -}}
+FAQ_ENV: {{ .Values.config.env | quote }}
+FAQ_LOG_LEVEL: {{ .Values.config.logLevel | quote }}
+FAQ_PUBLISH_SWEEP_SECONDS: {{ .Values.config.publishSweepSeconds | toString | quote }}
+FAQ_OUTBOX_SWEEP_SECONDS: {{ .Values.config.outboxSweepSeconds | toString | quote }}
+FAQ_WEBHOOK_TIMEOUT_SECONDS: {{ .Values.config.webhookTimeoutSeconds | toString | quote }}
+FAQ_WEBHOOK_RETRY_BASE_SECONDS: {{ .Values.config.webhookRetryBaseSeconds | toString | quote }}
+FAQ_WEBHOOK_ALLOW_PRIVATE_NETWORKS: {{ .Values.config.webhookAllowPrivateNetworks | toString | quote }}
+FAQ_DB_POOL_SIZE: {{ .Values.config.dbPoolSize | toString | quote }}
+FAQ_DB_MAX_OVERFLOW: {{ .Values.config.dbMaxOverflow | toString | quote }}
+FAQ_DB_POOL_RECYCLE_SECONDS: {{ .Values.config.dbPoolRecycleSeconds | toString | quote }}
+FAQ_MAX_BODY_BYTES: {{ .Values.config.maxBodyBytes | int64 | toString | quote }}
+{{- if .Values.config.webhookCaBundle.configMapName }}
+FAQ_WEBHOOK_CA_BUNDLE: {{ printf "/etc/faq/ca/%s" .Values.config.webhookCaBundle.key | quote }}
+{{- end }}
+{{- range $name, $value := .Values.config.extraEnv }}
+{{ $name }}: {{ $value | toString | quote }}
+{{- end }}
+{{- end }}
+
+{{/* The chart-managed Secret data, shared by the release Secret and the hook copy. */}}
+{{- define "faq.secretData" -}}
+DATABASE_URL: {{ .Values.secrets.databaseUrl | b64enc | quote }}
+REDIS_URL: {{ .Values.secrets.redisUrl | b64enc | quote }}
+FAQ_SECRET_KEY: {{ .Values.secrets.secretKey | b64enc | quote }}
+{{- if .Values.secrets.stripeApiKey }}
+STRIPE_API_KEY: {{ .Values.secrets.stripeApiKey | b64enc | quote }}
+{{- end }}
+{{- if .Values.secrets.stripeWebhookSecret }}
+STRIPE_WEBHOOK_SECRET: {{ .Values.secrets.stripeWebhookSecret | b64enc | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+Environment of every container: settings from a ConfigMap, secrets by key from a Secret.
+Call with (dict "root" $ "configName" ... "secretName" ...).
+*/}}
+{{- define "faq.envFrom" -}}
+- configMapRef:
+    name: {{ .configName }}
+{{- end }}
+
+{{- define "faq.secretEnv" -}}
+{{- $keys := .root.Values.secrets.existingSecretKeys -}}
+{{- $external := ne .root.Values.secrets.existingSecret "" -}}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName }}
+      key: {{ ternary $keys.databaseUrl "DATABASE_URL" $external }}
+- name: REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName }}
+      key: {{ ternary $keys.redisUrl "REDIS_URL" $external }}
+- name: FAQ_SECRET_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName }}
+      key: {{ ternary $keys.secretKey "FAQ_SECRET_KEY" $external }}
+- name: STRIPE_API_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName }}
+      key: {{ ternary $keys.stripeApiKey "STRIPE_API_KEY" $external }}
+      optional: true
+- name: STRIPE_WEBHOOK_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName }}
+      key: {{ ternary $keys.stripeWebhookSecret "STRIPE_WEBHOOK_SECRET" $external }}
+      optional: true
+{{- end }}
+
+{{/* Pod-level fields every workload shares. */}}
+{{- define "faq.podCommon" -}}
+automountServiceAccountToken: false
+{{- if .Values.serviceAccountName }}
+serviceAccountName: {{ .Values.serviceAccountName }}
+{{- end }}
+enableServiceLinks: false
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+securityContext:
+  {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{- define "faq.volumes" -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: {{ .Values.tmpVolume.sizeLimit }}
+{{- if .Values.config.webhookCaBundle.configMapName }}
+- name: webhook-ca
+  configMap:
+    name: {{ .Values.config.webhookCaBundle.configMapName }}
+    items:
+      - key: {{ .Values.config.webhookCaBundle.key }}
+        path: {{ .Values.config.webhookCaBundle.key }}
+{{- end }}
+{{- end }}
+
+{{- define "faq.volumeMounts" -}}
+- name: tmp
+  mountPath: /tmp
+{{- if .Values.config.webhookCaBundle.configMapName }}
+- name: webhook-ca
+  mountPath: /etc/faq/ca
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{- define "faq.podAnnotations" -}}
+checksum/config: {{ include "faq.configData" . | sha256sum }}
+{{- if not .Values.secrets.existingSecret }}
+checksum/secrets: {{ include "faq.secretData" . | sha256sum }}
+{{- end }}
+{{- with .Values.podAnnotations }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
