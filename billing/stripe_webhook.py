@@ -1,7 +1,82 @@
-"""``POST /billing/stripe/webhook``: verified, stored once, applied by a Dramatiq actor."""
+"""``POST /billing/stripe/webhook``: verified, stored once, applied by a Dramatiq actor.
+
+No API key: Stripe signs the body instead (``Stripe-Signature``, checked by the ``stripe``
+library against ``STRIPE_WEBHOOK_SECRET``). While no secret is configured every event is
+refused with 503, so an unsigned event is never accepted.
+"""
 
 from __future__ import annotations
 
-from quart import Blueprint
+from typing import Any
+
+import stripe
+from quart import Blueprint, current_app, request
+from quart_schema import document_request, document_response, security_scheme
+
+from billing.checkout import close_stripe_gateway
+from billing.errors import BillingNotConfigured, InvalidSignature
+from billing.schemas import ReceivedOut, StripeEventIn
+from billing.stripe_events import parse_event, store_event
+from tenancy.db import shared_session
+from tenancy.middleware import tenancy
+from tenancy.settings import Settings
+from tenancy.transactions import after_commit, commit
 
 stripe_webhook = Blueprint("stripe_webhook", __name__)
+SIGNATURE_TOLERANCE_SECONDS = 300
+
+
+@stripe_webhook.after_app_serving
+async def close_stripe() -> None:
+    await close_stripe_gateway(current_app)
+
+
+def _webhook_secret() -> str:
+    settings: Settings = current_app.extensions["settings"]
+    secret = settings.stripe_webhook_secret
+    value = secret.get_secret_value().strip() if secret is not None else ""
+    if not value:
+        raise BillingNotConfigured(
+            "STRIPE_WEBHOOK_SECRET is not set: Stripe events are refused until it is."
+        )
+    return value
+
+
+def _send_apply(event_id: str) -> None:
+    from tasks.billing import send_apply  # the broker is configured on first use only
+
+    send_apply(event_id)
+
+
+@stripe_webhook.post("/billing/stripe/webhook")
+@security_scheme([])
+@document_request(StripeEventIn)
+@document_response(ReceivedOut)
+async def receive_stripe_event() -> tuple[dict[str, Any], int]:
+    """Receive a Stripe event (signed with Stripe-Signature; no API key).
+
+    Handled: checkout.session.completed, customer.subscription.created|updated|deleted;
+    other types are answered 200 and ignored. A bad, missing or stale (older than 300 s)
+    signature is 400 invalid_signature; 503 while STRIPE_WEBHOOK_SECRET is not set. The event
+    is stored once by id and applied asynchronously, in the order of its `created`.
+    """
+    secret = _webhook_secret()
+    raw = await request.get_data(as_text=False)
+    assert isinstance(raw, bytes)
+    try:
+        stripe.WebhookSignature.verify_header(
+            raw,
+            request.headers.get("Stripe-Signature"),
+            secret,
+            tolerance=SIGNATURE_TOLERANCE_SECONDS,
+        )
+    except (stripe.SignatureVerificationError, ValueError):
+        raise InvalidSignature() from None
+    event = parse_event(raw)
+    if not event.handled:
+        return {"received": True}, 200
+    async with shared_session(tenancy().engine) as session:
+        if await store_event(session, event):
+            after_commit(session, f"stripe-event:{event.id}", lambda: _send_apply(event.id))
+        await commit(session)
+    return {"received": True}, 200
