@@ -10,7 +10,9 @@ from tenancy.settings import get_settings
 
 
 def _make_broker() -> RedisBroker:
-    broker = RedisBroker(url=get_settings().require_redis_url(), namespace="faq")  # type: ignore[no-untyped-call]
+    broker = RedisBroker(
+        url=get_settings().require_redis_url(), namespace="faq", socket_connect_timeout=2
+    )  # type: ignore[no-untyped-call]
     broker.add_middleware(AsyncIO())
     return broker
 

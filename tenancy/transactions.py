@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import structlog
@@ -23,7 +24,8 @@ async def commit(session: AsyncSession) -> None:
     callbacks: dict[str, Callable[[], None]] = session.info.pop(_KEY, {})
     for key, callback in callbacks.items():
         try:
-            callback()
+            # Sends talk to Redis synchronously: keep them off the event loop.
+            await asyncio.to_thread(callback)
         except Exception:
             # The outbox row is committed; the periodic relay sweep delivers it later.
             log.warning("after_commit_failed", task=key, exc_info=True)
