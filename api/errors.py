@@ -174,3 +174,9 @@ class InternalError(ApiError):
     status = 500
     code = "internal_error"
     message = "An unexpected error occurred."
+
+
+class WebhookInactive(ApiError):
+    status = 409
+    code = "webhook_inactive"
+    message = "The webhook is inactive: activate it (PATCH active: true) to send deliveries."

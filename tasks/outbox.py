@@ -9,13 +9,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, Identity, String, func
+from sqlalchemy import BigInteger, DateTime, Identity, String, func, insert
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tenancy.db import SharedBase
 from tenancy.ids import new_id
+from tenancy.transactions import after_commit
 
 EVENT_CATALOG = (
     "question.created",
@@ -43,10 +44,16 @@ class OutboxEvent(SharedBase):
 async def record_event(
     session: AsyncSession, org_id: str, event: str, data: dict[str, Any]
 ) -> None:
-    """Write one event to the outbox inside the caller's transaction."""
+    """Write one event to the outbox inside the caller's transaction; the relay for the org is
+    queued to run after that transaction commits (never before)."""
     assert event in EVENT_CATALOG, event
     await session.execute(
-        OutboxEvent.__table__.insert().values(
-            event_id=new_id("evt"), org_id=org_id, event=event, data=data
-        )
+        insert(OutboxEvent).values(event_id=new_id("evt"), org_id=org_id, event=event, data=data)
     )
+
+    def send_relay() -> None:
+        from tasks.events import relay_outbox
+
+        relay_outbox.send(org_id)
+
+    after_commit(session, f"outbox.relay:{org_id}", send_relay)

@@ -35,13 +35,16 @@ def upgrade() -> None:
     op.create_table(
         "deliveries",
         sa.Column("id", sa.String(40), primary_key=True),
-        sa.Column(
-            "webhook_id", sa.String(40), sa.ForeignKey("webhooks.id"), nullable=False
-        ),
+        sa.Column("webhook_id", sa.String(40), sa.ForeignKey("webhooks.id"), nullable=False),
         sa.Column("event", sa.String(40), nullable=False),
         sa.Column("data", pg.JSONB, nullable=False),
         sa.Column("status", sa.String(12), nullable=False),
         sa.Column("attempts", pg.JSONB, nullable=False, server_default="[]"),
+        # Attempts started (a worker lost mid-attempt leaves one started but unrecorded).
+        sa.Column("attempt_count", sa.Integer, nullable=False, server_default="0"),
+        # The claim of the attempt in flight: only its holder may schedule the next one.
+        sa.Column("lease_token", sa.String(32)),
+        sa.Column("attempt_started_at", TS),
         sa.Column("next_attempt_at", TS),
         sa.Column("replay_of", sa.String(40)),
         sa.Column("payload", pg.JSONB),
@@ -55,6 +58,12 @@ def upgrade() -> None:
         "ix_deliveries_pending",
         "deliveries",
         ["next_attempt_at"],
+        postgresql_where=sa.text("status = 'pending'"),
+    )
+    op.create_index(
+        "ix_deliveries_pending_webhook_id",
+        "deliveries",
+        ["webhook_id"],
         postgresql_where=sa.text("status = 'pending'"),
     )
 

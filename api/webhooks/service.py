@@ -1,0 +1,339 @@
+"""Webhook rules (SPEC "Webhooks", CONTRACT section 6). Services never commit: the request (or
+the relay actor) owns the transaction. New deliveries are rows written in that transaction;
+their ``deliveries.send`` messages go out after commit, and the re-drive job finds any whose
+message was lost (the rows are the source of truth).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import structlog
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from api.errors import NotFound, ValidationErrorCode, WebhookInactive, field_error
+from api.webhooks.models import Delivery, DeliverySchedule, Webhook
+from api.webhooks.schemas import WebhookCreate, delivery_public, webhook_public
+from api.webhooks.signing import delivery_body, encrypt_secret, new_secret
+from api.webhooks.url_safety import UnsafeUrl, check_url
+from billing.limits import ensure_webhooks_allowed
+from tasks.outbox import EVENT_CATALOG
+from tenancy.clock import utcnow
+from tenancy.ids import looks_like_id, new_id
+from tenancy.middleware import OrgContext
+from tenancy.settings import get_settings
+from tenancy.transactions import after_commit
+
+log = structlog.get_logger(__name__)
+
+LIVE = Webhook.deleted_at.is_(None)
+PING = "ping"
+RECOVER_MAX_AGE = timedelta(days=14)
+_TO_SEND = "webhooks.deliveries_to_send"
+
+
+# ---- checks ---------------------------------------------------------------------------------
+
+
+def _checked_events(events: list[str]) -> list[str]:
+    unknown = [e for e in events if e not in EVENT_CATALOG]
+    if unknown:
+        raise ValidationErrorCode(
+            "Unknown event types; see the event catalog.",
+            details=[{"field": "events", "issue": f"unknown event {e!r}"} for e in unknown],
+        )
+    return list(dict.fromkeys(events))
+
+
+async def _checked_url(url: str) -> str:
+    try:
+        await check_url(url, allow_private=get_settings().faq_webhook_allow_private_networks)
+    except UnsafeUrl as exc:
+        raise ValidationErrorCode(
+            f"The webhook URL is not allowed: {exc}.", details=field_error("url", str(exc))
+        ) from None
+    return url
+
+
+async def _load(session: AsyncSession, webhook_id: str, *, lock: bool = False) -> Webhook:
+    if not looks_like_id(webhook_id, "wh"):
+        raise NotFound("No webhook with that id in this organization.")
+    stmt = select(Webhook).where(LIVE, Webhook.id == webhook_id)
+    if lock:
+        stmt = stmt.with_for_update()
+    webhook = (await session.execute(stmt)).scalar_one_or_none()
+    if webhook is None:
+        raise NotFound("No webhook with that id in this organization.")
+    return webhook
+
+
+# ---- webhooks -------------------------------------------------------------------------------
+
+
+async def create_webhook(
+    session: AsyncSession, org: OrgContext, body: WebhookCreate
+) -> dict[str, Any]:
+    ensure_webhooks_allowed(org.plan)
+    events = _checked_events(body.events)
+    url = await _checked_url(body.url)
+    secret = new_secret()
+    now = utcnow()
+    webhook = Webhook(
+        id=new_id("wh"),
+        url=url,
+        events=events,
+        active=True,
+        description=body.description,
+        secret_ciphertext=encrypt_secret(secret),
+        delivery_count=0,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(webhook)
+    await session.flush()
+    return {**webhook_public(webhook), "secret": secret}
+
+
+async def list_webhooks(
+    session: AsyncSession, *, limit: int, after: list[Any] | None
+) -> tuple[list[dict[str, Any]], list[Any] | None]:
+    stmt = select(Webhook).where(LIVE)
+    if after is not None:
+        stmt = stmt.where(Webhook.id > str(after[0]))
+    rows = list((await session.execute(stmt.order_by(Webhook.id).limit(limit + 1))).scalars())
+    page = rows[:limit]
+    items = [webhook_public(w) for w in page]
+    return items, ([page[-1].id] if len(rows) > limit else None)
+
+
+async def get_webhook(session: AsyncSession, webhook_id: str) -> dict[str, Any]:
+    return webhook_public(await _load(session, webhook_id))
+
+
+async def update_webhook(
+    session: AsyncSession, webhook_id: str, changes: dict[str, Any]
+) -> dict[str, Any]:
+    """PATCH: ``changes`` maps the client's field names to the values sent."""
+    for field in ("url", "events", "active"):
+        if field in changes and changes[field] is None:
+            raise ValidationErrorCode(details=field_error(field, "must not be null"))
+    webhook = await _load(session, webhook_id, lock=True)
+    values: dict[str, Any] = {}
+    if "url" in changes and changes["url"] != webhook.url:
+        values["url"] = await _checked_url(changes["url"])
+    if "events" in changes:
+        events = _checked_events(changes["events"])
+        if events != list(webhook.events):
+            values["events"] = events
+    if "active" in changes and changes["active"] != webhook.active:
+        values["active"] = changes["active"]
+    if "description" in changes and changes["description"] != webhook.description:
+        values["description"] = changes["description"]
+    if values:
+        values["updated_at"] = utcnow()
+        await session.execute(update(Webhook).where(Webhook.id == webhook.id).values(**values))
+        await session.refresh(webhook)
+    return webhook_public(webhook)
+
+
+async def stop_pending_deliveries(session: AsyncSession, webhook_id: str) -> int:
+    """Pending deliveries of the webhook become ``failed`` (deleted webhook, or a 410)."""
+    result = await session.execute(
+        update(Delivery)
+        .where(Delivery.webhook_id == webhook_id, Delivery.status == "pending")
+        .values(status="failed", next_attempt_at=None, lease_token=None, updated_at=utcnow())
+        .returning(Delivery.id)
+    )
+    return len(result.all())
+
+
+async def delete_webhook(session: AsyncSession, webhook_id: str) -> None:
+    """Soft delete: the webhook disappears, gets no new deliveries, its retries stop."""
+    webhook = await _load(session, webhook_id, lock=True)
+    now = utcnow()
+    await session.execute(
+        update(Webhook)
+        .where(Webhook.id == webhook.id)
+        .values(deleted_at=now, active=False, updated_at=now)
+    )
+    await stop_pending_deliveries(session, webhook.id)
+
+
+# ---- deliveries -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NewDelivery:
+    webhook_id: str
+    event: str
+    data: dict[str, Any]
+    replay_of: str | None = None
+
+
+def _send_after_commit(session: AsyncSession, org_id: str, ids: list[tuple[str, str]]) -> None:
+    queued: list[tuple[str, str, str]] = session.info.setdefault(_TO_SEND, [])
+    queued.extend((org_id, delivery_id, webhook_id) for delivery_id, webhook_id in ids)
+
+    def send() -> None:
+        from tasks.deliveries import send_delivery
+
+        batch: list[tuple[str, str, str]] = session.info.pop(_TO_SEND, [])
+        for args in batch:
+            send_delivery.send(*args)
+
+    after_commit(session, "deliveries.send", send)
+
+
+async def mark_due(session: AsyncSession, org_id: str, due: datetime) -> None:
+    """Tell the re-drive job this org may have a pending delivery due at ``due``."""
+    stmt = insert(DeliverySchedule).values(org_id=org_id, next_due_at=due)
+    await session.execute(
+        stmt.on_conflict_do_update(
+            index_elements=[DeliverySchedule.org_id],
+            set_={
+                "next_due_at": func.least(DeliverySchedule.next_due_at, stmt.excluded.next_due_at)
+            },
+        )
+    )
+
+
+async def queue_deliveries(
+    session: AsyncSession, org_id: str, items: list[NewDelivery]
+) -> list[Delivery]:
+    """Create pending deliveries in the caller's transaction; send them after commit."""
+    if not items:
+        return []
+    now = utcnow()
+    rows = []
+    for item in items:
+        delivery_id = new_id("dlv")
+        rows.append(
+            {
+                "id": delivery_id,
+                "webhook_id": item.webhook_id,
+                "event": item.event,
+                "data": item.data,
+                "status": "pending",
+                "attempts": [],
+                "attempt_count": 0,
+                "next_attempt_at": now,
+                "replay_of": item.replay_of,
+                # The body as it will be sent; each attempt replaces it with the body it sent.
+                "payload": delivery_body(delivery_id, item.event, item.data, now),
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
+    created = list(
+        (await session.execute(insert(Delivery).values(rows).returning(Delivery))).scalars()
+    )
+    for webhook_id, count in sorted(Counter(i.webhook_id for i in items).items()):
+        await session.execute(
+            update(Webhook)
+            .where(Webhook.id == webhook_id)
+            .values(delivery_count=Webhook.delivery_count + count)
+        )
+    await mark_due(session, org_id, now)
+    _send_after_commit(session, org_id, [(d.id, d.webhook_id) for d in created])
+    return created
+
+
+def _require_active(webhook: Webhook) -> None:
+    if not webhook.active:
+        raise WebhookInactive()
+
+
+async def send_test(session: AsyncSession, org: OrgContext, webhook_id: str) -> dict[str, Any]:
+    """A synthetic ping: ``event: "ping"``, ``data: {"webhookId": …}``."""
+    webhook = await _load(session, webhook_id, lock=True)
+    _require_active(webhook)
+    [delivery] = await queue_deliveries(
+        session, org.id, [NewDelivery(webhook.id, PING, {"webhookId": webhook.id})]
+    )
+    return delivery_public(delivery)
+
+
+async def _load_delivery(session: AsyncSession, webhook_id: str, delivery_id: str) -> Delivery:
+    if not looks_like_id(delivery_id, "dlv"):
+        raise NotFound("No delivery with that id for this webhook.")
+    delivery = (
+        await session.execute(
+            select(Delivery).where(Delivery.id == delivery_id, Delivery.webhook_id == webhook_id)
+        )
+    ).scalar_one_or_none()
+    if delivery is None:
+        raise NotFound("No delivery with that id for this webhook.")
+    return delivery
+
+
+async def get_delivery(session: AsyncSession, webhook_id: str, delivery_id: str) -> dict[str, Any]:
+    webhook = await _load(session, webhook_id)
+    return delivery_public(await _load_delivery(session, webhook.id, delivery_id))
+
+
+async def list_deliveries(
+    session: AsyncSession, webhook_id: str, *, limit: int, after: list[Any] | None
+) -> tuple[list[dict[str, Any]], list[Any] | None]:
+    """Newest first (``createdAt``, then id, both descending)."""
+    webhook = await _load(session, webhook_id)
+    stmt = select(Delivery).where(Delivery.webhook_id == webhook.id)
+    if after is not None:
+        at, last_id = datetime.fromisoformat(str(after[0])), str(after[1])
+        stmt = stmt.where(
+            or_(Delivery.created_at < at, and_(Delivery.created_at == at, Delivery.id < last_id))
+        )
+    stmt = stmt.order_by(Delivery.created_at.desc(), Delivery.id.desc()).limit(limit + 1)
+    rows = list((await session.execute(stmt)).scalars())
+    page = rows[:limit]
+    items = [delivery_public(d) for d in page]
+    if len(rows) <= limit:
+        return items, None
+    return items, [page[-1].created_at.isoformat(), page[-1].id]
+
+
+async def replay_delivery(
+    session: AsyncSession, org: OrgContext, webhook_id: str, delivery_id: str
+) -> dict[str, Any]:
+    """Re-fire a past delivery: same event and data, a new delivery id, ``replayOf`` set."""
+    webhook = await _load(session, webhook_id, lock=True)
+    original = await _load_delivery(session, webhook.id, delivery_id)
+    _require_active(webhook)
+    [delivery] = await queue_deliveries(
+        session,
+        org.id,
+        [NewDelivery(webhook.id, original.event, original.data, replay_of=original.id)],
+    )
+    return delivery_public(delivery)
+
+
+async def recover(session: AsyncSession, org: OrgContext, webhook_id: str, since: datetime) -> int:
+    """Replay every failed delivery of the webhook created since ``since`` (<= 14 days)."""
+    if since < utcnow() - RECOVER_MAX_AGE:
+        raise ValidationErrorCode(
+            "since must be at most 14 days back.",
+            details=field_error("since", "older than 14 days"),
+        )
+    webhook = await _load(session, webhook_id, lock=True)
+    _require_active(webhook)
+    failed = (
+        await session.execute(
+            select(Delivery.id, Delivery.event, Delivery.data)
+            .where(
+                Delivery.webhook_id == webhook.id,
+                Delivery.status == "failed",
+                Delivery.created_at >= since,
+            )
+            .order_by(Delivery.created_at, Delivery.id)
+        )
+    ).all()
+    created = await queue_deliveries(
+        session,
+        org.id,
+        [NewDelivery(webhook.id, row.event, row.data, replay_of=row.id) for row in failed],
+    )
+    return len(created)

@@ -1,0 +1,590 @@
+"""Sending webhook deliveries: signed afresh per attempt, retried, re-driven, never lost.
+
+The delivery rows are the source of truth. ``deliveries.send`` takes ids and is idempotent:
+
+1. A Redis slot limits deliveries in flight per webhook (``FAQ_WEBHOOK_MAX_IN_FLIGHT``), so one
+   slow receiver cannot hold every worker thread; without a slot the message comes back later.
+2. The claim (one short transaction) takes the row ``FOR UPDATE SKIP LOCKED``, checks it is
+   pending and due, and leases it: ``next_attempt_at`` moves to the end of the lease and a
+   fresh ``lease_token`` names this attempt. A duplicate message finds it not due and stops.
+3. The attempt: resolve the host again, refuse non-public addresses, connect only to the
+   addresses checked (a resolver that returns exactly those), SNI and ``Host`` stay the URL's
+   host, no redirects, total timeout ``FAQ_WEBHOOK_TIMEOUT_SECONDS``, at most 2 KB of the
+   response body read.
+4. The record (a second transaction) appends the attempt and, if the lease is still ours,
+   schedules the retry (a delayed message after commit) or ends the delivery.
+
+A worker that dies mid-attempt leaves the lease to expire; the ``deliveries-redrive`` job finds
+pending deliveries overdue by ``FAQ_WEBHOOK_REDRIVE_AFTER_SECONDS`` through the small
+``shared.delivery_schedule`` table (one row per org with pending deliveries) and re-sends them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import random
+import secrets
+import socket
+import ssl
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import aiohttp
+import dramatiq
+import redis.asyncio as aioredis
+import structlog
+from aiohttp.abc import AbstractResolver, ResolveResult
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from api.webhooks.models import Delivery, DeliverySchedule, Webhook
+from api.webhooks.service import mark_due, stop_pending_deliveries
+from api.webhooks.signing import decrypt_secret, signed_request
+from api.webhooks.url_safety import CheckedTarget, UnsafeUrl, resolve_checked
+from tasks.db import worker_engine
+from tasks.events import org_schema
+from tasks.jobs import PeriodicJob, register
+from tenancy.clock import iso, utcnow
+from tenancy.db import shared_session, tenant_session
+from tenancy.settings import Settings, get_settings
+from tenancy.transactions import after_commit, commit
+
+log = structlog.get_logger(__name__)
+
+MAX_ATTEMPTS = 4  # the first attempt and 3 retries
+RETRY_CAP_SECONDS = 3600.0
+JITTER = 0.2
+BODY_CAP_BYTES = 2048
+DUE_TOLERANCE = timedelta(seconds=1)
+BUSY_RETRY_SECONDS = 1.0
+REDRIVE_MAX_ORGS = 1000
+REDRIVE_BATCH = 1000
+
+
+# ---- per event loop: the HTTP client and the Redis client -----------------------------------
+
+_target: contextvars.ContextVar[CheckedTarget | None] = contextvars.ContextVar(
+    "webhook_target", default=None
+)
+
+
+class CheckedResolver(AbstractResolver):
+    """Answers with the addresses this delivery checked, and nothing else: no second lookup
+    that DNS rebinding could change between the check and the connection."""
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        target = _target.get()
+        if target is None or target.host != host.lower():
+            raise OSError(f"{host} was not checked for this delivery")
+        return [
+            {
+                "hostname": host,
+                "host": str(address),
+                "port": port,
+                "family": socket.AF_INET6 if address.version == 6 else socket.AF_INET,
+                "proto": 0,
+                "flags": socket.AI_NUMERICHOST,
+            }
+            for address in target.addresses
+        ]
+
+    async def close(self) -> None:
+        return None
+
+
+def _ssl_context(settings: Settings) -> ssl.SSLContext:
+    context = ssl.create_default_context()
+    if settings.faq_webhook_ca_bundle:
+        context.load_verify_locations(cafile=settings.faq_webhook_ca_bundle)
+    return context
+
+
+@dataclass
+class LoopClients:
+    http: aiohttp.ClientSession
+    redis: aioredis.Redis
+
+
+_clients: dict[int, LoopClients] = {}
+
+
+def _loop_clients() -> LoopClients:
+    loop_id = id(asyncio.get_running_loop())
+    clients = _clients.get(loop_id)
+    if clients is None or clients.http.closed:
+        settings = get_settings()
+        connector = aiohttp.TCPConnector(
+            resolver=CheckedResolver(),
+            use_dns_cache=False,
+            ssl=_ssl_context(settings),
+            limit=0,
+            limit_per_host=settings.faq_webhook_max_in_flight,
+            keepalive_timeout=30,
+        )
+        clients = _clients[loop_id] = LoopClients(
+            http=aiohttp.ClientSession(
+                connector=connector, auto_decompress=False, raise_for_status=False
+            ),
+            redis=aioredis.Redis.from_url(settings.require_redis_url()),
+        )
+    return clients
+
+
+# ---- the in-flight limit per webhook -----------------------------------------------------------
+
+_ACQUIRE = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  return 1
+end
+return 0
+"""
+
+
+def _slot_key(webhook_id: str) -> str:
+    return f"faq:webhook-in-flight:{webhook_id}"
+
+
+async def _acquire_slot(webhook_id: str, member: str, lease_seconds: float) -> bool:
+    settings = get_settings()
+    now_ms = int(time.time() * 1000)
+    lease_ms = int(lease_seconds * 1000)
+    acquired = await _loop_clients().redis.eval(  # type: ignore[misc]
+        _ACQUIRE,
+        1,
+        _slot_key(webhook_id),
+        now_ms,
+        settings.faq_webhook_max_in_flight,
+        now_ms + lease_ms,
+        member,
+        lease_ms * 2,
+    )
+    return bool(acquired)
+
+
+async def _release_slot(webhook_id: str, member: str) -> None:
+    await _loop_clients().redis.zrem(_slot_key(webhook_id), member)
+
+
+# ---- timing --------------------------------------------------------------------------------
+
+
+def lease_seconds(settings: Settings) -> float:
+    """How long an attempt may take before the re-drive may assume its worker is gone."""
+    return settings.faq_webhook_timeout_seconds * 2 + 1
+
+
+def retry_delay(retry_number: int, base: float) -> float:
+    """Retry n waits about base x 2^(n-1), jitter at most ±20%, at most an hour."""
+    delay: float = base * 2 ** (retry_number - 1) * random.uniform(1 - JITTER, 1 + JITTER)
+    return min(delay, RETRY_CAP_SECONDS)
+
+
+def retry_after_seconds(value: str | None, now: datetime) -> float | None:
+    """``Retry-After`` as seconds or an HTTP date, capped at an hour; None when absent/invalid."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return min(float(value), RETRY_CAP_SECONDS)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return min(max((when - now).total_seconds(), 0.0), RETRY_CAP_SECONDS)
+
+
+# ---- one attempt ---------------------------------------------------------------------------
+
+
+@dataclass
+class Claim:
+    org_id: str
+    delivery_id: str
+    webhook_id: str
+    event: str
+    data: dict[str, Any]
+    url: str
+    secret_ciphertext: str
+    token: str
+    attempt_number: int
+
+
+@dataclass
+class Outcome:
+    at: datetime
+    status: int | None
+    duration_ms: int
+    error: str | None
+    response_body: str | None
+    retry_after: str | None
+    body: dict[str, Any]
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "at": iso(self.at),
+            "responseStatus": self.status,
+            "durationMs": self.duration_ms,
+            "error": self.error,
+            "responseBody": self.response_body,
+        }
+
+
+def _lost_attempt(started_at: datetime | None) -> dict[str, Any]:
+    return {
+        "at": iso(started_at),
+        "responseStatus": None,
+        "durationMs": None,
+        "error": "no result recorded: the worker stopped during the attempt",
+        "responseBody": None,
+    }
+
+
+async def _claim(
+    session: AsyncSession, org_id: str, delivery_id: str, settings: Settings
+) -> Claim | None:
+    row = (
+        await session.execute(
+            select(Delivery, Webhook)
+            .join(Webhook, Webhook.id == Delivery.webhook_id)
+            .where(Delivery.id == delivery_id)
+            .with_for_update(of=Delivery, skip_locked=True)
+        )
+    ).first()
+    if row is None:
+        return None  # unknown, or another worker is claiming it right now
+    delivery, webhook = row.tuple()
+    now = utcnow()
+    if delivery.status != "pending":
+        return None
+    if webhook.deleted_at is not None:
+        await stop_pending_deliveries(session, webhook.id)
+        await commit(session)
+        return None
+    if delivery.next_attempt_at is not None and delivery.next_attempt_at > now + DUE_TOLERANCE:
+        return None  # leased by an attempt in flight, or a retry not yet due
+    attempts = list(delivery.attempts)
+    if delivery.attempt_count > len(attempts):
+        attempts.append(_lost_attempt(delivery.attempt_started_at))
+    values: dict[str, Any] = {"attempts": attempts, "updated_at": now}
+    if delivery.attempt_count >= MAX_ATTEMPTS:
+        values.update(status="failed", next_attempt_at=None, lease_token=None)
+        await session.execute(update(Delivery).where(Delivery.id == delivery.id).values(**values))
+        await commit(session)
+        return None
+    token = secrets.token_hex(8)
+    values.update(
+        attempt_count=delivery.attempt_count + 1,
+        lease_token=token,
+        attempt_started_at=now,
+        next_attempt_at=now + timedelta(seconds=lease_seconds(settings)),
+    )
+    await session.execute(update(Delivery).where(Delivery.id == delivery.id).values(**values))
+    await commit(session)
+    return Claim(
+        org_id=org_id,
+        delivery_id=delivery.id,
+        webhook_id=webhook.id,
+        event=delivery.event,
+        data=delivery.data,
+        url=webhook.url,
+        secret_ciphertext=webhook.secret_ciphertext,
+        token=token,
+        attempt_number=delivery.attempt_count + 1,
+    )
+
+
+async def _read_capped(response: aiohttp.ClientResponse) -> bytes:
+    """At most BODY_CAP_BYTES of the body: a 1 GB answer is never read whole."""
+    data = b""
+    while len(data) < BODY_CAP_BYTES:
+        chunk = await response.content.read(BODY_CAP_BYTES - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+async def attempt(claim: Claim, settings: Settings) -> Outcome:
+    """One signed POST. Never raises for the receiver's faults: they become the outcome."""
+    signed_at = utcnow()
+    secret = decrypt_secret(claim.secret_ciphertext)
+    raw, headers, body = signed_request(
+        secret, claim.delivery_id, claim.event, claim.data, signed_at
+    )
+    timeout = settings.faq_webhook_timeout_seconds
+    started = time.monotonic()
+    status: int | None = None
+    error: str | None = None
+    response_body: bytes | None = None
+    retry_after: str | None = None
+    try:
+        async with asyncio.timeout(timeout):
+            target = await resolve_checked(
+                claim.url, allow_private=settings.faq_webhook_allow_private_networks
+            )
+            reset = _target.set(target)
+            try:
+                async with _loop_clients().http.post(
+                    claim.url, data=raw, headers=headers, allow_redirects=False
+                ) as response:
+                    status = response.status
+                    retry_after = response.headers.get("Retry-After")
+                    response_body = await _read_capped(response)
+            finally:
+                _target.reset(reset)
+    except UnsafeUrl as exc:
+        error = f"refused: {exc}"
+    except TimeoutError:
+        if status is None:
+            error = f"no response within {timeout:g} seconds"
+        else:
+            error = "the response body did not arrive within the timeout"
+    except (aiohttp.ClientError, OSError, ssl.SSLError) as exc:
+        error = f"{type(exc).__name__}: {exc}"[:500]
+    if status is not None and 300 <= status < 400:
+        error = error or "redirects are not followed"
+    elif status is not None and not 200 <= status < 300:
+        error = error or f"the receiver answered {status}"
+    return Outcome(
+        at=signed_at,
+        status=status,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        error=error,
+        response_body=response_body.decode("utf-8", "replace") if response_body else None,
+        retry_after=retry_after,
+        body=body,
+    )
+
+
+def _send_later(session: AsyncSession, claim: Claim, delay_seconds: float) -> None:
+    def send() -> None:
+        send_delivery.send_with_options(
+            args=(claim.org_id, claim.delivery_id, claim.webhook_id),
+            delay=max(int(delay_seconds * 1000), 0),
+        )
+
+    after_commit(session, "deliveries.retry", send)
+
+
+async def _record(session: AsyncSession, claim: Claim, outcome: Outcome, settings: Settings) -> str:
+    """Append the attempt; if the lease is still ours, decide what comes next."""
+    delivery = (
+        await session.execute(
+            select(Delivery).where(Delivery.id == claim.delivery_id).with_for_update()
+        )
+    ).scalar_one()
+    now = utcnow()
+    values: dict[str, Any] = {
+        "attempts": [*delivery.attempts, outcome.record()],
+        "payload": outcome.body,
+        "updated_at": now,
+    }
+    result = "superseded"
+    ours = delivery.status == "pending" and delivery.lease_token == claim.token
+    if outcome.succeeded and delivery.status == "pending":
+        values.update(status="succeeded", next_attempt_at=None, lease_token=None)
+        result = "succeeded"
+    elif ours and outcome.status == 410:
+        values.update(status="failed", next_attempt_at=None, lease_token=None)
+        await session.execute(
+            update(Webhook)
+            .where(Webhook.id == claim.webhook_id)
+            .values(active=False, updated_at=now)
+        )
+        await stop_pending_deliveries(session, claim.webhook_id)
+        result = "gone"
+    elif ours and delivery.attempt_count >= MAX_ATTEMPTS:
+        values.update(status="failed", next_attempt_at=None, lease_token=None)
+        result = "failed"
+    elif ours:
+        waited = None
+        if outcome.status in (429, 503):
+            waited = retry_after_seconds(outcome.retry_after, now)
+        delay = (
+            waited
+            if waited is not None
+            else retry_delay(delivery.attempt_count, settings.faq_webhook_retry_base_seconds)
+        )
+        next_at = now + timedelta(seconds=delay)
+        values.update(next_attempt_at=next_at, lease_token=None)
+        await mark_due(session, claim.org_id, next_at)
+        _send_later(session, claim, delay)
+        result = "retry"
+    await session.execute(update(Delivery).where(Delivery.id == delivery.id).values(**values))
+    await commit(session)
+    return result
+
+
+async def _postpone_if_due(session: AsyncSession, delivery_id: str, seconds: float) -> bool:
+    """No slot free: push a due delivery back a little (so the re-drive leaves it alone)."""
+    later = utcnow() + timedelta(seconds=seconds)
+    moved = await session.execute(
+        update(Delivery)
+        .where(
+            Delivery.id == delivery_id,
+            Delivery.status == "pending",
+            Delivery.next_attempt_at <= utcnow() + DUE_TOLERANCE,
+        )
+        .values(next_attempt_at=later)
+        .returning(Delivery.id)
+    )
+    found = moved.first() is not None
+    await commit(session)
+    return found
+
+
+async def deliver(engine: AsyncEngine, org_id: str, delivery_id: str, webhook_id: str) -> str:
+    """Make one attempt of a delivery if it is pending and due; returns what happened."""
+    settings = get_settings()
+    schema = await org_schema(engine, org_id)
+    if schema is None:
+        return "unknown-org"
+    member = f"{delivery_id}:{secrets.token_hex(4)}"
+    if not await _acquire_slot(webhook_id, member, lease_seconds(settings)):
+        async with tenant_session(engine, schema) as session:
+            if not await _postpone_if_due(session, delivery_id, BUSY_RETRY_SECONDS):
+                return "not-due"
+        send_delivery.send_with_options(
+            args=(org_id, delivery_id, webhook_id),
+            delay=int(BUSY_RETRY_SECONDS * 1000 * random.uniform(1, 1.5)),
+        )
+        return "busy"
+    try:
+        async with tenant_session(engine, schema) as session:
+            claim = await _claim(session, org_id, delivery_id, settings)
+        if claim is None:
+            return "not-due"
+        outcome = await attempt(claim, settings)
+        async with tenant_session(engine, schema) as session:
+            result = await _record(session, claim, outcome, settings)
+        log.info(
+            "delivery_attempt",
+            delivery_id=delivery_id,
+            status=outcome.status,
+            error=outcome.error,
+            result=result,
+            attempt=claim.attempt_number,
+        )
+        return result
+    finally:
+        await _release_slot(webhook_id, member)
+
+
+@dramatiq.actor(
+    actor_name="deliveries.send",
+    max_retries=10,
+    min_backoff=1_000,
+    max_backoff=60_000,
+    time_limit=15 * 60 * 1000,
+)
+async def send_delivery(org_id: str, delivery_id: str, webhook_id: str) -> None:
+    await deliver(worker_engine(), org_id, delivery_id, webhook_id)
+
+
+# ---- the re-drive --------------------------------------------------------------------------
+
+
+async def _redrive_org(engine: AsyncEngine, org_id: str, cutoff: datetime) -> int:
+    schema = await org_schema(engine, org_id)
+    if schema is None:
+        return 0
+    async with tenant_session(engine, schema) as session:
+        marker = (
+            await session.execute(
+                select(DeliverySchedule)
+                .where(DeliverySchedule.org_id == org_id)
+                .with_for_update(skip_locked=True)
+            )
+        ).scalar_one_or_none()
+        if marker is None:
+            return 0
+        overdue = (
+            await session.execute(
+                select(Delivery.id, Delivery.webhook_id)
+                .where(Delivery.status == "pending", Delivery.next_attempt_at < cutoff)
+                .order_by(Delivery.next_attempt_at)
+                .limit(REDRIVE_BATCH)
+            )
+        ).all()
+        now = utcnow()
+        if overdue:
+            await session.execute(
+                update(Delivery)
+                .where(Delivery.id.in_([d.id for d in overdue]))
+                .values(next_attempt_at=now)
+            )
+        earliest = (
+            await session.execute(
+                select(func.min(Delivery.next_attempt_at)).where(Delivery.status == "pending")
+            )
+        ).scalar_one_or_none()
+        if earliest is None:
+            await session.execute(delete(DeliverySchedule).where(DeliverySchedule.org_id == org_id))
+        else:
+            await session.execute(
+                update(DeliverySchedule)
+                .where(DeliverySchedule.org_id == org_id)
+                .values(next_due_at=earliest)
+            )
+
+        def send() -> None:
+            for d in overdue:
+                send_delivery.send(org_id, d.id, d.webhook_id)
+
+        after_commit(session, "deliveries.redrive", send)
+        await commit(session)
+    return len(overdue)
+
+
+async def redrive_overdue() -> int:
+    """The periodic job: re-send pending deliveries whose attempt is overdue (lost message,
+    worker killed mid-attempt). Reads only the orgs the schedule table names as due."""
+    engine = worker_engine()
+    cutoff = utcnow() - timedelta(seconds=get_settings().faq_webhook_redrive_after_seconds)
+    async with shared_session(engine) as session:
+        org_ids = list(
+            (
+                await session.execute(
+                    select(DeliverySchedule.org_id)
+                    .where(DeliverySchedule.next_due_at < cutoff)
+                    .order_by(DeliverySchedule.next_due_at)
+                    .limit(REDRIVE_MAX_ORGS)
+                )
+            ).scalars()
+        )
+    redriven = 0
+    for org_id in org_ids:
+        redriven += await _redrive_org(engine, org_id, cutoff)
+    if redriven:
+        log.info("deliveries_redriven", deliveries=redriven, orgs=len(org_ids))
+    return redriven
+
+
+@dramatiq.actor(actor_name="deliveries.redrive", max_retries=0)
+async def redrive_deliveries() -> None:
+    await redrive_overdue()
+
+
+register(
+    PeriodicJob(
+        name="deliveries-redrive",
+        run=redrive_overdue,
+        actor=redrive_deliveries,
+        period_seconds=lambda: get_settings().faq_outbox_sweep_seconds,
+    )
+)

@@ -1,0 +1,129 @@
+"""The outbox relay: committed events become deliveries (fan-out), one org at a time.
+
+``record_event`` queues ``outbox.relay`` for the org after the change commits. The relay claims
+that org's outbox rows (``FOR UPDATE SKIP LOCKED``, so concurrent relays share the work), writes
+one delivery per active, non-deleted webhook subscribed to each event, and deletes the rows, all
+in one transaction; the ``deliveries.send`` messages go out after it commits. When the relay
+message is lost (Redis down at commit, a worker killed), the periodic ``outbox-relay`` job finds
+the rows left behind and relays them.
+"""
+
+from __future__ import annotations
+
+import dramatiq
+import structlog
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from api.webhooks.models import Webhook
+from api.webhooks.service import LIVE, NewDelivery, queue_deliveries
+from tasks.db import worker_engine
+from tasks.jobs import PeriodicJob, register
+from tasks.outbox import OutboxEvent
+from tenancy.db import shared_session, tenant_session
+from tenancy.models import Organization
+from tenancy.settings import get_settings
+from tenancy.transactions import commit
+
+log = structlog.get_logger(__name__)
+
+RELAY_BATCH = 500
+SWEEP_MAX_ORGS = 1000
+
+# Schema names never change for an org id: remember them for the life of the process.
+_schemas: dict[str, str] = {}
+
+
+async def org_schema(engine: AsyncEngine, org_id: str) -> str | None:
+    schema = _schemas.get(org_id)
+    if schema is None:
+        async with shared_session(engine) as session:
+            schema = (
+                await session.execute(
+                    select(Organization.schema_name).where(Organization.id == org_id)
+                )
+            ).scalar_one_or_none()
+        if schema is not None:
+            _schemas[org_id] = schema
+    return schema
+
+
+async def relay_org(engine: AsyncEngine, org_id: str) -> int:
+    """Fan out every outbox row of one org; returns how many events were relayed."""
+    schema = await org_schema(engine, org_id)
+    if schema is None:
+        return 0  # the org is gone; its outbox rows went with it (ON DELETE CASCADE)
+    relayed = 0
+    while True:
+        async with tenant_session(engine, schema) as session:
+            rows = list(
+                (
+                    await session.execute(
+                        select(OutboxEvent)
+                        .where(OutboxEvent.org_id == org_id)
+                        .order_by(OutboxEvent.id)
+                        .limit(RELAY_BATCH)
+                        .with_for_update(skip_locked=True)
+                    )
+                ).scalars()
+            )
+            if not rows:
+                return relayed
+            subscribers = (
+                await session.execute(
+                    select(Webhook.id, Webhook.events)
+                    .where(LIVE, Webhook.active)
+                    .order_by(Webhook.id)
+                )
+            ).all()
+            items = [
+                NewDelivery(hook.id, row.event, row.data)
+                for row in rows
+                for hook in subscribers
+                if row.event in hook.events
+            ]
+            await queue_deliveries(session, org_id, items)
+            await session.execute(
+                delete(OutboxEvent).where(OutboxEvent.id.in_([row.id for row in rows]))
+            )
+            await commit(session)
+        relayed += len(rows)
+        if len(rows) < RELAY_BATCH:
+            return relayed
+
+
+async def relay_all() -> int:
+    """The periodic job: relay the outbox rows of every org that has some."""
+    engine = worker_engine()
+    async with shared_session(engine) as session:
+        org_ids = list(
+            (
+                await session.execute(select(OutboxEvent.org_id).distinct().limit(SWEEP_MAX_ORGS))
+            ).scalars()
+        )
+    relayed = 0
+    for org_id in org_ids:
+        relayed += await relay_org(engine, org_id)
+    if relayed:
+        log.info("outbox_swept", events=relayed, orgs=len(org_ids))
+    return relayed
+
+
+@dramatiq.actor(actor_name="outbox.relay", max_retries=10, min_backoff=500, max_backoff=30_000)
+async def relay_outbox(org_id: str) -> None:
+    await relay_org(worker_engine(), org_id)
+
+
+@dramatiq.actor(actor_name="outbox.relay_all", max_retries=0)
+async def relay_outbox_all() -> None:
+    await relay_all()
+
+
+register(
+    PeriodicJob(
+        name="outbox-relay",
+        run=relay_all,
+        actor=relay_outbox_all,
+        period_seconds=lambda: get_settings().faq_outbox_sweep_seconds,
+    )
+)
