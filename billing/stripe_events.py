@@ -82,7 +82,11 @@ def parse_event(raw: bytes) -> ReceivedEvent:
         raise ValidationFailed(details=field_error("type", "required"))
     if not isinstance(created, int) or isinstance(created, bool):
         raise ValidationFailed(details=field_error("created", "required"))
-    return ReceivedEvent(event_id, kind, datetime.fromtimestamp(created, UTC), payload)
+    try:
+        when = datetime.fromtimestamp(created, UTC)
+    except (OverflowError, OSError, ValueError):
+        raise ValidationFailed(details=field_error("created", "not a Unix timestamp")) from None
+    return ReceivedEvent(event_id, kind, when, payload)
 
 
 async def store_event(session: AsyncSession, event: ReceivedEvent) -> bool:

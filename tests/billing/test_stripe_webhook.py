@@ -118,6 +118,9 @@ async def test_a_signed_body_that_is_not_an_event_is_400(stripe_events: StripeSe
     error = await _error(response, 400, "validation_failed")
     assert error["details"] == [{"field": "id", "issue": "required"}]
     await _error(await stripe_events.post(b"[1, 2]"), 400, "validation_failed")
+    huge = {"id": unique("evt"), "type": "customer.subscription.created", "created": 10**18}
+    error = await _error(await stripe_events.post(orjson.dumps(huge)), 400, "validation_failed")
+    assert error["details"][0]["field"] == "created"
 
 
 async def test_an_event_is_stored_once_by_id(
@@ -141,6 +144,9 @@ async def test_the_endpoint_enqueues_and_the_worker_applies(
     """No API key, signed by Stripe: stored, enqueued after commit, applied by the actor
     in a real Dramatiq worker on the real Redis broker."""
     free = await org_factory(Plan.FREE)
+    webhook = {"url": "https://127.0.0.1:9/hooks/faq", "events": ["question.created"]}
+    response = await free.post("/webhooks", json=webhook)  # caches the FREE plan in the API
+    assert response.status_code == 403
     customer = unique("cus")
     linked = checkout_completed(free.slug, customer)
     upgraded = subscription_event("created", unique("sub"), org=free.slug, customer=customer)
@@ -157,6 +163,20 @@ async def test_the_endpoint_enqueues_and_the_worker_applies(
     assert summary["plan"] == "PRO"
     assert summary["customerLinked"] is True
     assert summary["subscriptionStatus"] == "active"
+    # Applied in the worker's own engine and event loop: the API drops its cached plan on
+    # NOTIFY, so the webhook gate opens on the next request.
+    assert (await free.post("/webhooks", json=webhook)).status_code == 201
+
+
+async def test_the_redrive_is_a_periodic_job_on_the_billing_queue() -> None:
+    import tasks.actors  # noqa: F401  (what `faq worker` and `faq scheduler` import)
+    from tasks.billing import apply_stripe_event
+    from tasks.jobs import JOBS
+
+    job = JOBS["stripe-events-redrive"]
+    assert job.period_seconds() == 60
+    assert job.actor.queue_name == "billing"
+    assert apply_stripe_event.actor_name == "billing.apply_stripe_event"
 
 
 async def test_openapi_documents_the_stripe_webhook_without_an_api_key(client: Any) -> None:
