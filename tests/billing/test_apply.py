@@ -3,15 +3,16 @@ each handled type, every status mapping, once per event id, and Stripe's ``creat
 
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from billing.models import StripeSubscription
+from billing.models import StripeEvent, StripeSubscription
 from billing.plans import Plan
 from billing.stripe_events import apply_event, redrive_pending
 from tenancy.audit import AuditEntry
@@ -291,3 +292,77 @@ async def test_the_redrive_applies_events_no_message_applied(
     for body in (first, second):
         stored = await stripe_events.stored(body["id"])
         assert stored is not None and stored.processed_at is not None
+
+
+async def test_concurrent_deliveries_and_applies_of_one_event_apply_it_once(
+    stripe_events: StripeSender, engine: AsyncEngine, org_factory: Any
+) -> None:
+    """Stripe retries while the actor and the re-drive both run: still one plan change."""
+    org = await org_factory(Plan.FREE)
+    body = subscription_event("created", unique("sub"), lookup_key="enterprise", org=org.slug)
+    responses = await asyncio.gather(*(stripe_events.post(body) for _ in range(5)))
+    assert [r.status_code for r in responses] == [200] * 5
+    outcomes = await asyncio.gather(*(apply_event(engine, body["id"]) for _ in range(5)))
+    assert outcomes == ["plan_changed"] * 5
+    assert await plan_of(org) == "ENTERPRISE"
+    assert len(await plan_audit(engine, org)) == 1
+
+
+async def test_events_applied_concurrently_end_in_the_state_of_the_newest(
+    stripe_events: StripeSender, engine: AsyncEngine, org_factory: Any
+) -> None:
+    org = await org_factory(Plan.FREE)
+    subscription = unique("sub")
+    now = int(time.time())
+    bodies = [
+        subscription_event(
+            "created", subscription, lookup_key="starter", org=org.slug, created=now - 30
+        ),
+        subscription_event(
+            "updated", subscription, lookup_key="pro", org=org.slug, created=now - 20
+        ),
+        subscription_event(
+            "updated",
+            subscription,
+            status="past_due",
+            lookup_key="pro",
+            org=org.slug,
+            created=now - 10,
+        ),
+        subscription_event(
+            "updated", subscription, lookup_key="enterprise", org=org.slug, created=now
+        ),
+    ]
+    for body in reversed(bodies):
+        assert (await stripe_events.post(body)).status_code == 200
+    await asyncio.gather(*(apply_event(engine, body["id"]) for body in reversed(bodies)))
+    assert await plan_of(org) == "ENTERPRISE"
+
+
+async def test_the_periodic_job_leaves_fresh_events_to_their_message(
+    stripe_events: StripeSender, engine: AsyncEngine, org_factory: Any
+) -> None:
+    """What ``faq jobs run stripe-events-redrive`` runs: events received in the last 30 s are
+    left to the message sent with them; older unapplied ones are applied."""
+    from tasks.billing import redrive_stripe_events
+    from tasks.db import dispose_worker_engine
+    from tasks.jobs import JOBS
+
+    assert JOBS["stripe-events-redrive"].run is redrive_stripe_events
+    org = await org_factory(Plan.FREE)
+    body = subscription_event("created", unique("sub"), lookup_key="starter", org=org.slug)
+    assert (await stripe_events.post(body)).status_code == 200
+    try:
+        await redrive_stripe_events()
+        stored = await stripe_events.stored(body["id"])
+        assert stored is not None and stored.processed_at is None
+        async with shared_session(engine) as session, session.begin():
+            await session.execute(
+                update(StripeEvent)
+                .where(StripeEvent.id == body["id"])
+                .values(received_at=StripeEvent.received_at - timedelta(minutes=1))
+            )
+        assert await redrive_stripe_events() >= 1
+    finally:
+        await dispose_worker_engine()
+    assert await plan_of(org) == "STARTER"
