@@ -7,7 +7,7 @@ from typing import Any
 from quart import Blueprint
 from quart_schema import document_response, validate_request
 
-from api.schemas import Envelope
+from api.schemas import Envelope, ErrorBody
 from billing import service
 from billing.checkout import stripe_gateway
 from billing.plans import Plan
@@ -30,6 +30,7 @@ async def get_billing() -> Result:
 @requires_scope("admin")
 @validate_request(CheckoutBody)
 @document_response(Envelope[UrlOut], 201)
+@document_response(ErrorBody, 502)
 async def start_checkout(data: CheckoutBody) -> Result:
     """Start an upgrade: a Stripe Checkout Session URL for the plan.
 
@@ -45,6 +46,7 @@ async def start_checkout(data: CheckoutBody) -> Result:
 @billing.post("/portal")
 @requires_scope("admin")
 @document_response(Envelope[UrlOut], 201)
+@document_response(ErrorBody, 502)
 async def open_portal() -> Result:
     """A Stripe Customer Portal URL (change plan, payment method, invoices, cancel).
 
