@@ -26,9 +26,11 @@ from api.errors import (
     ServiceUnavailable,
     ValidationErrorCode,
     ValidationFailed,
+    field_error,
 )
 from api.logging import configure_logging
 from api.observability import end_request, health, start_request
+from api.openapi import FaqOpenAPIProvider
 from api.pagination import CursorCodec
 from api.schemas import pydantic_details
 from api.v1 import api_v1
@@ -75,9 +77,13 @@ class ApiRequest(Request):
         if _too_deep(data):
             raise InvalidJson(f"The JSON body nests deeper than {MAX_JSON_DEPTH} levels.")
         try:
-            return orjson.loads(data)
+            parsed = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise InvalidJson(f"The request body is not valid JSON: {exc.msg}.") from None
+        if b"\\u0000" in data:
+            # PostgreSQL text cannot hold NUL: refuse it here rather than fail in the database.
+            raise body_error()(details=field_error("body", "strings must not contain \\u0000"))
+        return parsed
 
 
 class OrjsonProvider(DefaultJSONProvider):
@@ -125,6 +131,15 @@ def body_error() -> type[ApiError]:
     """Webhook endpoints answer body errors with ``validation_error`` (SPEC), others not."""
     blueprints = request.blueprints if request else []
     return ValidationErrorCode if "api.webhooks" in blueprints else ValidationFailed
+
+
+async def refuse_nul_characters() -> None:
+    """NUL cannot reach PostgreSQL text: refuse it in the path and query up front."""
+    if "\x00" in request.path:
+        raise RouteNotFound()
+    for name, value in request.args.items(multi=True):
+        if "\x00" in name or "\x00" in value:
+            raise body_error()(details=field_error(name, "must not contain NUL"))
 
 
 def render_error(error: ApiError) -> Response:
@@ -192,6 +207,7 @@ def create_app(settings: Settings | None = None) -> Quart:
         scalar_ui_path=None,
         security_schemes={"bearer": {"type": "http", "scheme": "bearer"}},
         security=[{"bearer": []}],
+        openapi_provider_class=FaqOpenAPIProvider,
     )
     app.json = OrjsonProvider(app)
 
@@ -201,6 +217,7 @@ def create_app(settings: Settings | None = None) -> Quart:
         return await send_from_directory(swagger_ui_bundle.swagger_ui_path, name)
 
     app.before_request(start_request)
+    app.before_request(refuse_nul_characters)
     app.after_request(end_request)
     app.register_blueprint(health)
     app.register_blueprint(api_v1)

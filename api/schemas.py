@@ -42,9 +42,9 @@ class RequestBody(BaseModel):
 
 
 class QueryArgs(BaseModel):
-    """Query strings arrive as text: numbers and booleans are parsed; unknown names ignored."""
+    """Query strings arrive as text: numbers and booleans are parsed; unknown names refused."""
 
-    model_config = ConfigDict(extra="ignore", alias_generator=to_camel, populate_by_name=False)
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=False)
 
 
 class ResponseModel(BaseModel):

@@ -1,0 +1,54 @@
+"""The OpenAPI document: quart-schema's, plus the error responses every operation can give."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter
+from quart_schema import OpenAPIProvider
+
+from api.schemas import ErrorBody
+
+ERROR_STATUSES = {
+    "400": "Invalid input (validation_failed, validation_error, invalid_json, …)",
+    "401": "Missing, unknown or revoked API key",
+    "402": "The plan's cap is reached",
+    "403": "Insufficient scope, or a plan below STARTER",
+    "404": "Unknown org, resource or route",
+    "405": "Method not allowed",
+    "409": "Conflict (slug_conflict, category_not_empty, …)",
+    "413": "Request body too large",
+    "422": "Idempotency key reused with another body",
+    "429": "Rate limited (see Retry-After)",
+    "500": "Unexpected error",
+    "503": "A dependency (PostgreSQL) is unavailable; retry",
+}
+
+
+class FaqOpenAPIProvider(OpenAPIProvider):
+    def schema(self) -> dict[str, Any]:
+        schema = super().schema()
+        schema["components"]["schemas"]["ErrorBody"] = TypeAdapter(ErrorBody).json_schema(
+            ref_template="#/components/schemas/{model}", by_alias=True
+        )
+        for definitions in (
+            TypeAdapter(ErrorBody)
+            .json_schema(ref_template="#/components/schemas/{model}", by_alias=True)
+            .get("$defs", {})
+            .items()
+        ):
+            schema["components"]["schemas"][definitions[0]] = definitions[1]
+        schema["components"]["schemas"]["ErrorBody"].pop("$defs", None)
+        error = {
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+        }
+        for path, operations in schema["paths"].items():
+            if not path.startswith(("/api/v1", "/billing")):
+                continue
+            for method, operation in operations.items():
+                responses = operation.setdefault("responses", {})
+                if method == "delete" and not any(s.startswith("2") for s in responses):
+                    responses["204"] = {"description": "Deleted; no content"}
+                for status, description in ERROR_STATUSES.items():
+                    responses.setdefault(status, {"description": description, **error})
+        return schema
