@@ -43,9 +43,7 @@ async def events(engine: AsyncEngine, org: OrgClient) -> list[tuple[str, dict[st
         return [(r.event, r.data) for r in rows]
 
 
-async def question_events(
-    engine: AsyncEngine, org: OrgClient, question_id: str
-) -> list[str]:
+async def question_events(engine: AsyncEngine, org: OrgClient, question_id: str) -> list[str]:
     return [e for e, d in await events(engine, org) if d.get("id") == question_id]
 
 

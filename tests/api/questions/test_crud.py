@@ -29,10 +29,246 @@ async def test_create_returns_the_question(org):
     assert q["publishedAt"] is None and q["scheduledPublishAt"] is None
     assert q["createdAt"].endswith("Z") and q["createdAt"] == q["updatedAt"]
     assert set(q) == {
-        "id", "slug", "title", "answer", "status", "categoryId", "order", "publishedAt",
-        "scheduledPublishAt", "createdAt", "updatedAt",
+        "id",
+        "slug",
+        "title",
+        "answer",
+        "status",
+        "categoryId",
+        "order",
+        "publishedAt",
+        "scheduledPublishAt",
+        "createdAt",
+        "updatedAt",
     }
     for ref in (q["id"], q["slug"]):
         r = await org.get(f"/questions/{ref}", scope="read")
         assert r.status_code == 200
         assert (await r.get_json())["data"] == q
+
+
+async def test_required_fields_and_limits_name_each_bad_field(org):
+    r = await org.post("/questions", json={}, scope="write")
+    assert r.status_code == 400
+    body = await r.get_json()
+    assert error_code(body) == "validation_failed"
+    assert fields(body) == {"title", "answer", "categoryId", "status"}
+
+    category_id = await default_category(org)
+    r = await org.post(
+        "/questions",
+        json={
+            "title": "x" * 501,
+            "answer": "",
+            "categoryId": category_id,
+            "status": "live",
+            "order": "3",
+        },
+        scope="write",
+    )
+    assert r.status_code == 400
+    body = await r.get_json()
+    assert error_code(body) == "validation_failed"
+    assert fields(body) == {"title", "answer", "status", "order"}
+
+    ok = {"title": "t" * 500, "answer": "a" * 100_000, "categoryId": category_id}
+    r = await org.post("/questions", json={**ok, "status": "draft"}, scope="write")
+    assert r.status_code == 201
+    r = await org.post(
+        "/questions", json={**ok, "answer": "a" * 100_001, "status": "draft"}, scope="write"
+    )
+    assert r.status_code == 400 and fields(await r.get_json()) == {"answer"}
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{"id": "q_X"}, {"publishedAt": "2026-01-01T00:00:00Z"}, {"createdAt": "x"}, {"nope": 1}],
+)
+async def test_unknown_or_read_only_fields_are_refused(org, extra):
+    category_id = await default_category(org)
+    body = {"title": "T", "answer": "A", "categoryId": category_id, "status": "draft", **extra}
+    r = await org.post("/questions", json=body, scope="write")
+    assert r.status_code == 400
+    assert fields(await r.get_json()) == set(extra)
+
+
+async def test_body_that_is_not_an_object_or_not_json(org):
+    r = await org.post("/questions", json=["a"], scope="write")
+    assert r.status_code == 400 and error_code(await r.get_json()) == "validation_failed"
+    r = await org.post("/questions", data=b"{nope", scope="write")
+    assert r.status_code == 400 and error_code(await r.get_json()) == "invalid_json"
+
+
+async def test_naive_timestamp_is_refused(org):
+    category_id = await default_category(org)
+    r = await org.post(
+        "/questions",
+        json={
+            "title": "T",
+            "answer": "A",
+            "categoryId": category_id,
+            "status": "draft",
+            "scheduledPublishAt": "2030-01-01T10:00:00",
+        },
+        scope="write",
+    )
+    assert r.status_code == 400
+    assert fields(await r.get_json()) == {"scheduledPublishAt"}
+
+
+async def test_unknown_category_is_400_category_not_found(org, other_org):
+    foreign = await default_category(other_org)
+    for ref in (foreign, "cat_01JD0000000000000000000000", "uncategorized"):
+        r = await org.post(
+            "/questions",
+            json={"title": "T", "answer": "A", "categoryId": ref, "status": "draft"},
+            scope="write",
+        )
+        assert r.status_code == 400
+        body = await r.get_json()
+        assert error_code(body) == "category_not_found"
+        assert fields(body) == {"categoryId"}
+    q = await create(org)
+    r = await org.patch(f"/questions/{q['id']}", json={"categoryId": foreign}, scope="write")
+    assert r.status_code == 400 and error_code(await r.get_json()) == "category_not_found"
+
+
+async def test_auto_slugs_fold_accents_and_take_suffixes(org):
+    a = await create(org, title="Où est ma facture ?")
+    b = await create(org, title="Où est ma facture?")
+    c = await create(org, title="!!!")
+    assert a["slug"] == "ou-est-ma-facture"
+    assert b["slug"] == "ou-est-ma-facture-2"
+    assert c["slug"] == "item"
+    long = await create(org, title="word " * 100)
+    assert len(long["slug"]) <= 200 and not long["slug"].endswith("-")
+
+
+async def test_reorder_is_the_only_reserved_question_slug(org):
+    auto = await create(org, title="Reorder")
+    assert auto["slug"] == "reorder-2"
+    merge = await create(org, title="Merge")
+    assert merge["slug"] == "merge"
+    r = await org.get("/questions/merge", scope="read")
+    assert r.status_code == 200 and (await r.get_json())["data"]["id"] == merge["id"]
+    category_id = await default_category(org)
+    r = await org.post(
+        "/questions",
+        json={
+            "title": "T",
+            "answer": "A",
+            "categoryId": category_id,
+            "status": "draft",
+            "slug": "reorder",
+        },
+        scope="write",
+    )
+    assert r.status_code == 400
+    assert fields(await r.get_json()) == {"slug"}
+    r = await org.patch(f"/questions/{merge['id']}", json={"slug": "reorder"}, scope="write")
+    assert r.status_code == 400 and error_code(await r.get_json()) == "validation_failed"
+
+
+async def test_manual_slugs_and_conflicts(org):
+    a = await create(org, slug="custom-one")
+    assert a["slug"] == "custom-one"
+    category_id = await default_category(org)
+    body = {"title": "T", "answer": "A", "categoryId": category_id, "status": "draft"}
+    r = await org.post("/questions", json={**body, "slug": "custom-one"}, scope="write")
+    assert r.status_code == 409 and error_code(await r.get_json()) == "slug_conflict"
+    for bad in ("Upper", "a--b", "-a", "a_b", "x" * 201):
+        r = await org.post("/questions", json={**body, "slug": bad}, scope="write")
+        assert r.status_code == 400 and fields(await r.get_json()) == {"slug"}, bad
+    b = await create(org, slug="custom-two")
+    r = await org.patch(f"/questions/{b['id']}", json={"slug": "custom-one"}, scope="write")
+    assert r.status_code == 409 and error_code(await r.get_json()) == "slug_conflict"
+    r = await org.patch(f"/questions/{b['id']}", json={"slug": "custom-three"}, scope="write")
+    assert r.status_code == 200 and (await r.get_json())["data"]["slug"] == "custom-three"
+    assert (await org.get("/questions/custom-two", scope="read")).status_code == 404
+    assert (await org.get("/questions/custom-three", scope="read")).status_code == 200
+
+
+async def test_patch_changes_fields_and_renaming_keeps_the_slug(org, org_factory):
+    q = await create(org, title="Old title", order=5)
+    assert q["order"] == 5
+    r = await org.post("/categories", json={"name": "Billing"}, scope="write")
+    other_category = (await r.get_json())["data"]["id"]
+    r = await org.patch(
+        f"/questions/{q['slug']}",
+        json={
+            "title": "New title",
+            "answer": "New answer",
+            "order": 2,
+            "categoryId": other_category,
+        },
+        scope="write",
+    )
+    assert r.status_code == 200
+    data = (await r.get_json())["data"]
+    assert data["title"] == "New title" and data["answer"] == "New answer"
+    assert data["order"] == 2 and data["categoryId"] == other_category
+    assert data["slug"] == "old-title"
+    assert data["updatedAt"] > q["updatedAt"]
+    r = await org.get("/categories/billing", scope="read")
+    assert (await r.get_json())["data"]["questionCount"] == 1
+    for field in ("title", "answer", "categoryId", "status", "slug", "order"):
+        r = await org.patch(f"/questions/{q['id']}", json={field: None}, scope="write")
+        assert r.status_code == 400 and fields(await r.get_json()) == {field}, field
+    r = await org.patch(f"/questions/{q['id']}", json={"title": ""}, scope="write")
+    assert r.status_code == 400 and fields(await r.get_json()) == {"title"}
+
+
+async def test_unknown_question_is_404(org):
+    for method in ("get", "patch", "delete"):
+        for ref in ("q_01JD0000000000000000000000", "no-such-slug"):
+            kwargs = {"json": {"title": "x"}} if method == "patch" else {}
+            r = await getattr(org, method)(f"/questions/{ref}", scope="write", **kwargs)
+            assert r.status_code == 404
+            assert error_code(await r.get_json()) == "question_not_found"
+
+
+async def test_soft_delete_hides_the_question_and_frees_its_slug(org):
+    q = await create(org, title="Delete me please")
+    r = await org.delete(f"/questions/{q['id']}", scope="write")
+    assert r.status_code == 204 and await r.get_data() == b""
+    for ref in (q["id"], q["slug"]):
+        assert (await org.get(f"/questions/{ref}", scope="read")).status_code == 404
+        assert (await org.delete(f"/questions/{ref}", scope="write")).status_code == 404
+        r = await org.patch(f"/questions/{ref}", json={"title": "x"}, scope="write")
+        assert r.status_code == 404
+    r = await org.get("/questions", scope="read")
+    assert q["id"] not in [x["id"] for x in (await r.get_json())["data"]]
+    r = await org.get("/questions", query={"q": "delete"}, scope="read")
+    assert (await r.get_json())["data"] == []
+    again = await create(org, title="Delete me please")
+    assert again["slug"] == q["slug"] and again["id"] != q["id"]
+    r = await org.get("/categories/uncategorized", scope="read")
+    assert (await r.get_json())["data"]["questionCount"] == 1
+
+
+async def test_scopes(org):
+    category_id = await default_category(org)
+    body = {"title": "T", "answer": "A", "categoryId": category_id, "status": "draft"}
+    r = await org.post("/questions", json=body, scope="read")
+    assert r.status_code == 403 and error_code(await r.get_json()) == "insufficient_scope"
+    q = await create(org)
+    assert (await org.get(f"/questions/{q['id']}", scope="read")).status_code == 200
+    assert (await org.get("/questions", scope="read")).status_code == 200
+    assert (await org.get(f"/questions/{q['id']}/revisions", scope="read")).status_code == 200
+    for method, path, kw in (
+        ("patch", f"/questions/{q['id']}", {"json": {"title": "x"}}),
+        ("delete", f"/questions/{q['id']}", {}),
+        ("post", "/questions/reorder", {"json": {"ids": [q["id"]]}}),
+        ("post", f"/questions/{q['id']}/revisions/rev_x/restore", {}),
+    ):
+        r = await getattr(org, method)(path, scope="read", **kw)
+        assert r.status_code == 403, path
+    r = await org.get("/questions", scope=None)
+    assert r.status_code == 401
+
+
+async def test_wrong_method_on_reorder_is_405(org):
+    for method in ("get", "patch", "delete"):
+        kwargs = {"json": {}} if method == "patch" else {}
+        r = await getattr(org, method)("/questions/reorder", scope="write", **kwargs)
+        assert r.status_code == 405 and error_code(await r.get_json()) == "method_not_allowed"
