@@ -1,10 +1,14 @@
-"""Every actor, for ``faq worker`` (``dramatiq tasks.actors``) and for senders."""
+"""Every actor, for ``faq worker`` (``dramatiq tasks.actors``) and for senders.
+
+The broker is configured by ``tasks/__init__.py`` before any of these modules declares an actor.
+"""
 
 from __future__ import annotations
 
-from tasks import broker as broker  # noqa: F401  (configures the broker first)
-import tasks.billing  # noqa: E402, F401
-import tasks.publishing  # noqa: E402, F401
-import tasks.purge  # noqa: E402, F401
-import tasks.deliveries  # noqa: E402, F401
-import tasks.events  # noqa: E402, F401
+import tasks.billing
+import tasks.deliveries
+import tasks.events
+import tasks.publishing
+import tasks.purge
+
+__all__ = ["tasks"]

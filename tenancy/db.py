@@ -60,6 +60,7 @@ def make_engine(settings: Settings, *, pool_size: int | None = None) -> AsyncEng
         max_overflow=settings.faq_db_max_overflow,
         pool_recycle=settings.faq_db_pool_recycle_seconds,
         pool_pre_ping=True,
+        hide_parameters=True,  # exception messages (and so logs) never carry bound values
         json_serializer=_json_dumps,
         json_deserializer=orjson.loads,
         connect_args={"server_settings": {"search_path": UNBOUND_SCHEMA}},
