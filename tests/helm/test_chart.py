@@ -393,6 +393,14 @@ BAD_VALUES: list[tuple[str, dict[str, Any], str]] = [
     ("no secrets at all", {}, "databaseUrl"),
     ("not a Fernet key", {"secrets": {"secretKey": "hunter2"}}, "secretKey"),
     ("mysql url", {"secrets": {"databaseUrl": "mysql://db/faq"}}, "databaseUrl"),
+    (
+        # The API's change listener reads the URL with asyncpg, the engine through SQLAlchemy:
+        # no TLS parameter works for both, PGSSLMODE does (docs/operations.md).
+        "tls in the url",
+        {"secrets": {"databaseUrl": "postgresql://a@db/faq?sslmode=require"}},
+        "databaseUrl",
+    ),
+    ("mount over /tmp", {"extraVolumeMounts": [{"name": "x", "mountPath": "/tmp"}]}, "mountPath"),
     ("redis url", {"secrets": {"redisUrl": "http://redis:6379"}}, "redisUrl"),
     ("replicas as a string", {"api": {"replicas": "3"}}, "replicas"),
     ("zero api replicas", {"api": {"replicas": 0}}, "replicas"),
@@ -442,3 +450,34 @@ def test_schema_accepts_default_and_production_values() -> None:
         chart.validate_schema(chart.merge_values(production_values()))
         assert chart.schema is not None
         assert chart.schema["additionalProperties"] is False
+
+
+def test_database_tls_through_pgsslmode_and_a_mounted_ca() -> None:
+    values = merged(
+        required_values(),
+        {
+            "config": {
+                "extraEnv": {
+                    "PGSSLMODE": "verify-full",
+                    "PGSSLROOTCERT": "/etc/faq/db-ca/ca.crt",
+                }
+            },
+            "extraVolumes": [{"name": "db-ca", "configMap": {"name": "managed-postgres-ca"}}],
+            "extraVolumeMounts": [
+                {"name": "db-ca", "mountPath": "/etc/faq/db-ca", "readOnly": True}
+            ],
+        },
+    )
+    manifests = render(values)
+    for kube_version in KUBE_VERSIONS:
+        for manifest in manifests:
+            kubernetes_validate.validate(manifest, kube_version, strict=True)
+    config = find(manifests, "ConfigMap", "faq-config")["data"]
+    assert config["PGSSLMODE"] == "verify-full"
+    assert config["PGSSLROOTCERT"] == "/etc/faq/db-ca/ca.crt"
+    assert find(manifests, "ConfigMap", "faq-migrate")["data"] == config
+    for workload in pod_workloads(manifests):
+        mounts = {m["mountPath"] for m in only_container(workload)["volumeMounts"]}
+        assert mounts == {"/tmp", "/etc/faq/db-ca"}
+        volumes = {v["name"]: v for v in pod_spec(workload)["volumes"]}
+        assert volumes["db-ca"]["configMap"] == {"name": "managed-postgres-ca"}

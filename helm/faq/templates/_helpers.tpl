@@ -169,6 +169,9 @@ affinity:
       - key: {{ .Values.config.webhookCaBundle.key }}
         path: {{ .Values.config.webhookCaBundle.key }}
 {{- end }}
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
 {{- end }}
 
 {{- define "faq.volumeMounts" -}}
@@ -178,6 +181,9 @@ affinity:
 - name: webhook-ca
   mountPath: /etc/faq/ca
   readOnly: true
+{{- end }}
+{{- with .Values.extraVolumeMounts }}
+{{ toYaml . }}
 {{- end }}
 {{- end }}
 

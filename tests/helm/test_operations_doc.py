@@ -1,0 +1,137 @@
+"""The FAQ_SECRET_KEY rotation script in docs/operations.md, run as the doc says
+(`python -` with the script on stdin, in the API's environment) against a real webhook."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from cryptography.fernet import Fernet, InvalidToken
+
+from tenancy.embedded import free_port
+from tests.helm.processes import LOCAL_FAQ, http, processes
+from tests.helm.rendering import REPO
+
+OPERATIONS = REPO / "docs" / "operations.md"
+LOCAL_PYTHON = str(REPO / ".venv" / "bin" / "python")
+
+
+def documented_script() -> str:
+    text = OPERATIONS.read_text()
+    match = re.search(r"<!-- reencrypt-webhook-secrets -->\n```python\n(.*?)```", text, re.S)
+    assert match, "the re-encryption script is missing from docs/operations.md"
+    return match.group(1)
+
+
+def stored_ciphertexts(env: dict[str, str]) -> list[str]:
+    probe = (
+        "import asyncio, json\n"
+        "from sqlalchemy import text\n"
+        "from tenancy.db import make_engine\n"
+        "from tenancy.settings import get_settings\n"
+        "async def main():\n"
+        "    engine = make_engine(get_settings(), pool_size=1)\n"
+        "    async with engine.connect() as conn:\n"
+        "        schemas = (await conn.execute(text("
+        "'SELECT schema_name FROM shared.organizations'))).scalars().all()\n"
+        "        found = []\n"
+        "        for schema in schemas:\n"
+        "            found += (await conn.execute(text("
+        "f'SELECT secret_ciphertext FROM \"{schema}\".webhooks'))).scalars().all()\n"
+        "    await engine.dispose()\n"
+        "    print(json.dumps(found))\n"
+        "asyncio.run(main())\n"
+    )
+    result = subprocess.run(
+        [LOCAL_PYTHON, "-"], input=probe, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    found: list[str] = json.loads(result.stdout)
+    return found
+
+
+def run_script(env: dict[str, str], script: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [LOCAL_PYTHON, "-"], input=script, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_documented_rotation_re_encrypts_webhook_secrets_under_the_new_key(
+    tmp_path: Path, fresh_database: str, spare_redis: str
+) -> None:
+    old_key, new_key = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "DATABASE_URL": fresh_database,
+        "REDIS_URL": spare_redis,
+        "FAQ_SECRET_KEY": old_key,
+        "FAQ_LOG_LEVEL": "WARNING",
+    }
+    faq = [LOCAL_FAQ]
+    subprocess.run([*faq, "migrate"], env=env, check=True, capture_output=True, timeout=120)
+    for slug in ("rot-a", "rot-b"):
+        subprocess.run(
+            [*faq, "orgs", "create", slug, "--plan", "STARTER"],
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+    issued = subprocess.run(
+        [*faq, "keys", "create", "rot-a", "--scopes", "admin", "--json"],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    key = json.loads(issued.stdout)["key"]
+
+    port = free_port()
+    with processes(tmp_path, tmp_path) as group:
+        group.start("api", [*faq, "serve", "--bind", f"127.0.0.1:{port}"], env)
+        base = f"http://127.0.0.1:{port}"
+        group.wait_for("the API", lambda: http("GET", base + "/readyz")[0] == 200, 90)
+        status, body = http(
+            "POST",
+            base + "/api/v1/rot-a/webhooks",
+            {"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+            json.dumps(
+                {"url": "https://hooks.example.invalid/faq", "events": ["question.created"]}
+            ).encode(),
+        )
+        assert status == 201, body
+        secret = json.loads(body)["data"]["secret"]
+        group.running[0].process.terminate()
+        assert group.running[0].process.wait(30) == 0
+
+    (before,) = stored_ciphertexts(env)
+    assert Fernet(old_key).decrypt(before.encode()).decode() == secret
+
+    script = documented_script()
+    # Step 3: in a pod with the old key, NEW_FAQ_SECRET_KEY given.
+    first = run_script({**env, "NEW_FAQ_SECRET_KEY": new_key}, script)
+    assert first.returncode == 0, first.stderr
+    assert "rot-a: 1 webhook secrets re-encrypted" in first.stdout
+    assert "rot-b: 0 webhook secrets re-encrypted" in first.stdout
+    # Step 5: in a pod with the new key, the old one as OLD_FAQ_SECRET_KEY: harmless again.
+    second = run_script(
+        {
+            **env,
+            "FAQ_SECRET_KEY": new_key,
+            "NEW_FAQ_SECRET_KEY": new_key,
+            "OLD_FAQ_SECRET_KEY": old_key,
+        },
+        script,
+    )
+    assert second.returncode == 0, second.stderr
+
+    (after,) = stored_ciphertexts(env)
+    assert after != before
+    assert Fernet(new_key).decrypt(after.encode()).decode() == secret
+    with pytest.raises(InvalidToken):
+        Fernet(old_key).decrypt(after.encode())
