@@ -15,7 +15,6 @@ from tenancy.settings import get_settings
 
 log = structlog.get_logger(__name__)
 LOCK_NAME = "faq:scheduler:lock"
-LOCK_TTL_SECONDS = 15
 TICK_SECONDS = 1.0
 
 
@@ -25,8 +24,13 @@ def run_scheduler(stop: threading.Event | None = None) -> None:
     stop = stop or threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    client = redis.Redis.from_url(get_settings().require_redis_url())
-    lock = client.lock(LOCK_NAME, timeout=LOCK_TTL_SECONDS, thread_local=False)
+    settings = get_settings()
+    ttl = settings.faq_scheduler_lock_ttl_seconds
+    client = redis.Redis.from_url(
+        settings.require_redis_url(), socket_timeout=5, socket_connect_timeout=2
+    )
+    # The lock lapses `ttl` seconds after its holder stops renewing it (crash, SIGKILL).
+    lock = client.lock(LOCK_NAME, timeout=ttl, thread_local=False)
     next_run: dict[str, float] = {}
     while not stop.is_set():
         try:
@@ -37,7 +41,7 @@ def run_scheduler(stop: threading.Event | None = None) -> None:
                 log.info("scheduler_lock_acquired")
                 next_run.clear()
             else:
-                lock.extend(LOCK_TTL_SECONDS, replace_ttl=True)
+                lock.extend(ttl, replace_ttl=True)
             now = time.monotonic()
             for job in JOBS.values():
                 due = next_run.setdefault(job.name, now)

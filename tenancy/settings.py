@@ -24,6 +24,7 @@ class Settings(BaseSettings):
 
     faq_publish_sweep_seconds: float = Field(default=300, gt=0)
     faq_outbox_sweep_seconds: float = Field(default=5, gt=0)
+    faq_scheduler_lock_ttl_seconds: int = Field(default=15, ge=2)
     faq_webhook_timeout_seconds: float = Field(default=10, gt=0)
     faq_webhook_retry_base_seconds: float = Field(default=30, ge=0)
     faq_webhook_allow_private_networks: bool = False
