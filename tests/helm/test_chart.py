@@ -421,6 +421,8 @@ BAD_VALUES: list[tuple[str, dict[str, Any], str]] = [
     ("bad memory", {"worker": {"resources": {"limits": {"memory": "lots"}}}}, "memory"),
     ("dev mode", {"config": {"env": "dev"}}, "env"),
     ("bad log level", {"config": {"logLevel": "LOUD"}}, "logLevel"),
+    ("rate limits", {"config": {"rateLimits": "FREE:300"}}, "rateLimits"),
+    ("http return url", {"config": {"billingReturnUrl": "http://x"}}, "billingReturnUrl"),
     ("pull policy", {"image": {"pullPolicy": "Sometimes"}}, "pullPolicy"),
     ("bad digest", {"image": {"digest": "latest"}}, "digest"),
     ("cpu target", {"api": {"autoscaling": {"targetCPUUtilizationPercentage": 150}}}, "target"),
@@ -481,3 +483,36 @@ def test_database_tls_through_pgsslmode_and_a_mounted_ca() -> None:
         assert mounts == {"/tmp", "/etc/faq/db-ca"}
         volumes = {v["name"]: v for v in pod_spec(workload)["volumes"]}
         assert volumes["db-ca"]["configMap"] == {"name": "managed-postgres-ca"}
+
+
+# Settings the chart leaves out on purpose: the base URL of the Stripe test double.
+NOT_FOR_A_CLUSTER = {"STRIPE_API_BASE"}
+
+
+def test_every_setting_of_the_service_can_be_set_through_the_chart() -> None:
+    """A new field in tenancy/settings.py fails here until the chart knows about it."""
+    from tenancy.settings import Settings
+
+    variables = {name.upper() for name in Settings.model_fields}
+    values = merged(
+        required_values(),
+        {
+            "config": {
+                "rateLimits": "FREE=300,STARTER=1200",
+                "billingReturnUrl": "https://app.example.com/billing",
+                "webhookCaBundle": {"configMapName": "receiver-ca", "key": "ca.crt"},
+            }
+        },
+    )
+    manifests = render(values)
+    configured = set(find(manifests, "ConfigMap", "faq-config")["data"])
+    api = only_container(find(manifests, "Deployment", "faq-api"))
+    from_secrets = {e["name"] for e in api["env"] if "valueFrom" in e}
+    assert variables - NOT_FOR_A_CLUSTER <= configured | from_secrets
+    assert api["args"] == ["serve", "--bind", "0.0.0.0:8000"]
+    assert "FAQ_GRACEFUL_TIMEOUT_SECONDS" in {e["name"] for e in api["env"]}
+    # The CA bundle is mounted where FAQ_WEBHOOK_CA_BUNDLE points.
+    mounts = {m["name"]: m["mountPath"] for m in api["volumeMounts"]}
+    assert find(manifests, "ConfigMap", "faq-config")["data"]["FAQ_WEBHOOK_CA_BUNDLE"] == (
+        mounts["webhook-ca"] + "/ca.crt"
+    )

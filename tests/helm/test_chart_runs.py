@@ -185,6 +185,8 @@ def test_the_rendered_chart_starts_a_working_service(
             return sum(int(client.hlen(k)) for k in client.scan_iter("faq:*.msgs"))
 
         group.wait_for("the worker to drain the queues", lambda: queued_messages() == 0, 60)
+        # The worker consumes from this broker namespace (so the drained keys were the right ones).
+        assert client.zcard("faq:__heartbeats__") >= 1
 
         # 5. SIGTERM, as the kubelet sends after preStop; each must exit in its grace period.
         pre_stop = int(api_container["lifecycle"]["preStop"]["exec"]["command"][1])

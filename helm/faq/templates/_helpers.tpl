@@ -68,6 +68,16 @@ FAQ_DB_POOL_SIZE: {{ .Values.config.dbPoolSize | toString | quote }}
 FAQ_DB_MAX_OVERFLOW: {{ .Values.config.dbMaxOverflow | toString | quote }}
 FAQ_DB_POOL_RECYCLE_SECONDS: {{ .Values.config.dbPoolRecycleSeconds | toString | quote }}
 FAQ_MAX_BODY_BYTES: {{ .Values.config.maxBodyBytes | int64 | toString | quote }}
+FAQ_SCHEDULER_LOCK_TTL_SECONDS: {{ .Values.config.schedulerLockTtlSeconds | toString | quote }}
+FAQ_WEBHOOK_REDRIVE_AFTER_SECONDS: {{ .Values.config.webhookRedriveAfterSeconds | toString | quote }}
+FAQ_WEBHOOK_MAX_IN_FLIGHT: {{ .Values.config.webhookMaxInFlight | toString | quote }}
+FAQ_RATE_LIMIT_WINDOW_SECONDS: {{ .Values.config.rateLimitWindowSeconds | toString | quote }}
+{{- with .Values.config.rateLimits }}
+FAQ_RATE_LIMITS: {{ . | quote }}
+{{- end }}
+{{- with .Values.config.billingReturnUrl }}
+FAQ_BILLING_RETURN_URL: {{ . | quote }}
+{{- end }}
 {{- if .Values.config.webhookCaBundle.configMapName }}
 FAQ_WEBHOOK_CA_BUNDLE: {{ printf "/etc/faq/ca/%s" .Values.config.webhookCaBundle.key | quote }}
 {{- end }}
