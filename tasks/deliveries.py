@@ -114,11 +114,11 @@ class LoopClients:
 _clients: dict[int, LoopClients] = {}
 
 
-def _loop_clients() -> LoopClients:
+def _loop_clients(settings: Settings | None = None) -> LoopClients:
     loop_id = id(asyncio.get_running_loop())
     clients = _clients.get(loop_id)
     if clients is None or clients.http.closed:
-        settings = get_settings()
+        settings = settings or get_settings()
         connector = aiohttp.TCPConnector(
             resolver=CheckedResolver(),
             use_dns_cache=False,
@@ -339,7 +339,7 @@ async def attempt(claim: Claim, settings: Settings) -> Outcome:
             )
             reset = _target.set(target)
             try:
-                async with _loop_clients().http.post(
+                async with _loop_clients(settings).http.post(
                     claim.url, data=raw, headers=headers, allow_redirects=False
                 ) as response:
                     status = response.status
@@ -446,6 +446,14 @@ async def _postpone_if_due(session: AsyncSession, delivery_id: str, seconds: flo
     found = moved.first() is not None
     await commit(session)
     return found
+
+
+async def close_loop_clients() -> None:
+    """Close this event loop's HTTP and Redis clients (tests, shutdown)."""
+    clients = _clients.pop(id(asyncio.get_running_loop()), None)
+    if clients is not None:
+        await clients.http.close()
+        await clients.redis.aclose()
 
 
 async def deliver(engine: AsyncEngine, org_id: str, delivery_id: str, webhook_id: str) -> str:
