@@ -272,3 +272,18 @@ async def test_wrong_method_on_reorder_is_405(org):
         kwargs = {"json": {}} if method == "patch" else {}
         r = await getattr(org, method)("/questions/reorder", scope="write", **kwargs)
         assert r.status_code == 405 and error_code(await r.get_json()) == "method_not_allowed"
+
+
+async def test_openapi_documents_every_question_route(client):
+    r = await client.get("/openapi.json")
+    assert r.status_code == 200
+    paths = (await r.get_json())["paths"]
+    question_paths = {p for p in paths if "/questions" in p}
+    assert question_paths == {
+        "/api/v1/{org}/questions",
+        "/api/v1/{org}/questions/reorder",
+        "/api/v1/{org}/questions/{ref}",
+        "/api/v1/{org}/questions/{ref}/revisions",
+        "/api/v1/{org}/questions/{ref}/revisions/{revision_id}/restore",
+    }
+    assert set(paths["/api/v1/{org}/questions/{ref}"]) >= {"get", "patch", "delete"}
