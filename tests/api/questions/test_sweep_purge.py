@@ -15,6 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dramatiq
+import redis
 from sqlalchemy import event, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -22,6 +23,7 @@ from api.questions.models import IdempotencyKey, PublishSchedule, Question, Ques
 from tasks.broker import broker
 from tasks.publishing import publish_due_questions
 from tasks.purge import purge_deleted
+from tasks.scheduler import LOCK_NAME
 from tenancy.clock import iso, utcnow
 from tenancy.db import shared_session, tenant_session
 from tests.api.questions.helpers import create, default_category, question_events
@@ -184,7 +186,13 @@ async def test_scheduler_and_worker_publish_within_one_period(engine, org):
     scheduler = faq("scheduler", FAQ_PUBLISH_SWEEP_SECONDS=str(period))
     worker = dramatiq.Worker(broker, worker_threads=1, worker_timeout=100)
     worker.start()
+    lock = redis.Redis.from_url(os.environ["REDIS_URL"])
     try:
+        # The scheduler is up once it holds its lock (the first sweep is enqueued at once).
+        started = time.monotonic() + 60
+        while not await asyncio.to_thread(lock.exists, LOCK_NAME):
+            assert time.monotonic() < started and scheduler.poll() is None, "no scheduler"
+            await asyncio.sleep(0.1)
         due_at = utcnow() + timedelta(seconds=3)
         q = await create(org, title="Timed", scheduledPublishAt=iso(due_at))
         assert q["status"] == "scheduled"
@@ -196,11 +204,12 @@ async def test_scheduler_and_worker_publish_within_one_period(engine, org):
         assert data["status"] == "published", "not published by the scheduled sweep"
         published_at = utcnow().fromisoformat(data["publishedAt"])
         # Published at the first sweep after its time: within one period (plus queue latency).
-        assert due_at <= published_at <= due_at + timedelta(seconds=period + 2)
+        assert due_at <= published_at <= due_at + timedelta(seconds=period + 3)
     finally:
         scheduler.terminate()
         await asyncio.to_thread(scheduler.wait, 20)
         await asyncio.to_thread(worker.stop)
+        lock.close()
     assert scheduler.returncode is not None
 
 
