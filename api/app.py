@@ -231,7 +231,7 @@ def create_app(settings: Settings | None = None) -> Quart:
     @app.before_serving
     async def open_resources() -> None:
         engine = make_engine(settings)
-        directory = Directory(engine, settings.require_database_url())
+        directory = Directory(engine)
         await directory.start()
         client = aioredis.from_url(
             settings.require_redis_url(), socket_timeout=1.0, socket_connect_timeout=1.0

@@ -43,9 +43,8 @@ class OrgRecord:
 
 
 class Directory:
-    def __init__(self, engine: AsyncEngine, dsn: str, *, ttl_seconds: float = 300.0) -> None:
+    def __init__(self, engine: AsyncEngine, *, ttl_seconds: float = 300.0) -> None:
         self._engine = engine
-        self._dsn = dsn
         self._ttl = ttl_seconds
         self._keys: dict[str, tuple[float, KeyRecord]] = {}
         self._orgs: dict[str, tuple[float, OrgRecord]] = {}
@@ -111,23 +110,26 @@ class Directory:
 
     async def _listen_forever(self) -> None:
         while True:
-            conn: asyncpg.Connection | None = None
             try:
-                conn = await asyncpg.connect(self._dsn)
-                await conn.add_listener(INVALIDATION_CHANNEL, self.clear)
-                self.clear()
-                self._listening = True
-                while not conn.is_closed():
-                    await asyncio.sleep(2)
-                    await conn.execute("SELECT 1")
+                # Through the engine, so TLS and every connect option match the app's own.
+                async with self._engine.connect() as conn:
+                    raw = await conn.get_raw_connection()
+                    listener: asyncpg.Connection = raw.driver_connection
+                    await listener.add_listener(INVALIDATION_CHANNEL, self.clear)
+                    self.clear()
+                    self._listening = True
+                    try:
+                        while not listener.is_closed():
+                            await asyncio.sleep(2)
+                            await listener.execute("SELECT 1")
+                    finally:
+                        self._listening = False
+                        # Never hand a listening connection back to the pool.
+                        await conn.invalidate()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.warning("directory_listener_down", exc_info=True)
-            finally:
-                self._listening = False
-                self.clear()
-                if conn is not None and not conn.is_closed():
-                    with contextlib.suppress(Exception):
-                        await conn.close()
+            self._listening = False
+            self.clear()
             await asyncio.sleep(1)
