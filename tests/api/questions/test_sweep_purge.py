@@ -22,11 +22,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from api.questions.models import IdempotencyKey, PublishSchedule, Question, QuestionRevision
 from tasks.broker import broker
 from tasks.publishing import publish_due_questions
-from tasks.purge import purge_deleted
 from tasks.scheduler import LOCK_NAME
 from tenancy.clock import iso, utcnow
 from tenancy.db import shared_session, tenant_session
-from tests.api.questions.helpers import create, default_category, question_events
+from tests.api.questions.helpers import create, default_category, events, question_events
 
 ROOT = Path(__file__).resolve().parents[3]
 PAST = "2020-01-01T00:00:00.000Z"
@@ -89,6 +88,8 @@ async def test_sweep_publishes_due_questions_only(engine, org):
         "question.published",
         "question.updated",
     ]
+    sent = [d for _, d in await events(engine, org) if d["id"] == due["id"]]
+    assert sent[1] == sent[2] == published
     # Once nothing is scheduled any more, the org leaves the schedule.
     await org.patch(f"/questions/{later['id']}", json={"scheduledPublishAt": None}, scope="write")
     await publish_due_questions(engine)  # the entry is stale-early only if due: still FUTURE here
@@ -242,7 +243,12 @@ async def test_purge_removes_questions_deleted_over_30_days_ago_and_expired_keys
             .where(IdempotencyKey.key == "expired")
             .values(created_at=now - timedelta(hours=25))
         )
-    result = await purge_deleted(engine)
+    run = faq("jobs", "run", "purge-deleted")
+    out, err = await asyncio.to_thread(run.communicate, timeout=120)
+    assert run.returncode == 0, err
+    printed = json.loads(out.strip().splitlines()[-1])
+    assert printed["job"] == "purge-deleted"
+    result = printed["result"]
     assert result["questions"] >= 1 and result["idempotencyKeys"] >= 1
     assert result["failed"] == 0
     async with tenant_session(engine, org.info.schema_name) as session:
