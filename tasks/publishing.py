@@ -35,6 +35,10 @@ log = structlog.get_logger(__name__)
 CONCURRENCY = 4
 
 
+class SweepIncomplete(Exception):
+    pass
+
+
 async def _publish_org(engine: AsyncEngine, org_id: str, schema: str) -> int:
     async with tenant_session(engine, schema) as session:
         held = (
@@ -71,9 +75,20 @@ async def publish_due_questions(engine: AsyncEngine | None = None) -> dict[str, 
         async with limit:
             return await _publish_org(engine, org_id, schema)
 
-    counts = await asyncio.gather(*(one(row.org_id, row.schema_name) for row in due))
-    result = {"orgs": len(due), "published": sum(counts)}
-    log.info("publish_sweep", **result)
+    outcomes = await asyncio.gather(
+        *(one(row.org_id, row.schema_name) for row in due), return_exceptions=True
+    )
+    failed = 0
+    for row, outcome in zip(due, outcomes, strict=True):
+        if isinstance(outcome, BaseException):
+            failed += 1
+            log.error("publish_sweep_org_failed", org_id=row.org_id, exc_info=outcome)
+    published = sum(o for o in outcomes if isinstance(o, int))
+    result = {"orgs": len(due), "published": published}
+    log.info("publish_sweep", failed=failed, **result)
+    if failed:
+        # The other orgs' work is committed; raising makes Dramatiq retry the failed ones.
+        raise SweepIncomplete(f"{failed} org(s) failed")
     return result
 
 

@@ -15,13 +15,14 @@ from datetime import timedelta
 from pathlib import Path
 
 import dramatiq
+import pytest
 import redis
-from sqlalchemy import event, func, select, update
+from sqlalchemy import event, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.questions.models import IdempotencyKey, PublishSchedule, Question, QuestionRevision
 from tasks.broker import broker
-from tasks.publishing import publish_due_questions
+from tasks.publishing import SweepIncomplete, publish_due_questions
 from tasks.scheduler import LOCK_NAME
 from tenancy.clock import iso, utcnow
 from tenancy.db import shared_session, tenant_session
@@ -267,3 +268,21 @@ async def test_purge_removes_questions_deleted_over_30_days_ago_and_expired_keys
     # The purged question stays a 404; the recent one too (still soft-deleted).
     for q in (old, recent):
         assert (await org.get(f"/questions/{q['id']}", scope="read")).status_code == 404
+
+
+async def test_an_org_that_fails_does_not_stop_the_others(engine, org, other_org):
+    ok = await create(org, title="Fine", scheduledPublishAt=PAST)
+    stuck = await create(other_org, title="Stuck", scheduledPublishAt=PAST)
+    schema = other_org.info.schema_name
+    async with engine.begin() as conn:
+        await conn.execute(text(f'ALTER TABLE "{schema}".questions RENAME TO questions_away'))
+    try:
+        with pytest.raises(SweepIncomplete):
+            await publish_due_questions(engine)
+        assert (await get(org, ok["id"]))["status"] == "published"
+    finally:
+        async with engine.begin() as conn:
+            await conn.execute(text(f'ALTER TABLE "{schema}".questions_away RENAME TO questions'))
+    assert (await get(other_org, stuck["id"]))["status"] == "scheduled"
+    await publish_due_questions(engine)  # the retry
+    assert (await get(other_org, stuck["id"]))["status"] == "published"
