@@ -109,6 +109,10 @@ def question_public(q: Question | Row[Any]) -> dict[str, Any]:
     }
 
 
+PUBLIC_FIELDS = tuple(
+    QuestionOut.model_fields[name].alias or name for name in QuestionOut.model_fields
+)
+
 # The fields a client edits, as a revision's snapshot keeps them (public names).
 EDITABLE = ("title", "answer", "categoryId", "status", "slug", "order", "scheduledPublishAt")
 

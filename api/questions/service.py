@@ -46,6 +46,7 @@ from api.errors import (
 )
 from api.questions.models import IdempotencyKey, PublishSchedule, Question, QuestionRevision
 from api.questions.schemas import (
+    PUBLIC_FIELDS,
     SLUG_MAX,
     QuestionCreate,
     question_public,
@@ -410,8 +411,15 @@ async def _claim_key(session: AsyncSession, key: str, request_hash: str) -> Crea
                 details=field_error("X-Idempotency-Key", "used with a different body")
             )
         if row.response_status is not None and row.response_body is not None:
-            return Created(row.response_status, row.response_body, replayed=True)
+            return Created(row.response_status, _as_sent(row.response_body), replayed=True)
     raise ServiceUnavailable("The idempotency key is busy; retry.")
+
+
+def _as_sent(stored: dict[str, Any]) -> dict[str, Any]:
+    """JSONB reorders object keys: put them back in the order of the first response, so the
+    replay is the same bytes, not only the same JSON."""
+    data = stored["data"]
+    return {"data": {name: data[name] for name in PUBLIC_FIELDS if name in data}}
 
 
 async def _store_response(session: AsyncSession, key: str, created: Created) -> None:
