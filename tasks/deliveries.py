@@ -38,12 +38,14 @@ import dramatiq
 import redis.asyncio as aioredis
 import structlog
 from aiohttp.abc import AbstractResolver, ResolveResult
-from sqlalchemy import delete, func, select, update
+from cryptography.fernet import InvalidToken
+from sqlalchemy import bindparam, delete, func, select, update
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from api.webhooks.models import Delivery, DeliverySchedule, Webhook
 from api.webhooks.service import mark_due, stop_pending_deliveries
-from api.webhooks.signing import decrypt_secret, signed_request
+from api.webhooks.signing import decrypt_secret, delivery_body, signed_request
 from api.webhooks.url_safety import CheckedTarget, UnsafeUrl, resolve_checked
 from tasks.db import worker_engine
 from tasks.events import org_schema
@@ -61,6 +63,7 @@ JITTER = 0.2
 BODY_CAP_BYTES = 2048
 DUE_TOLERANCE = timedelta(seconds=1)
 BUSY_RETRY_SECONDS = 1.0
+LOCAL_WAIT_SECONDS = 0.1
 REDRIVE_MAX_ORGS = 1000
 REDRIVE_BATCH = 1000
 
@@ -124,7 +127,7 @@ def _loop_clients(settings: Settings | None = None) -> LoopClients:
             use_dns_cache=False,
             ssl=_ssl_context(settings),
             limit=0,
-            limit_per_host=settings.faq_webhook_max_in_flight,
+            limit_per_host=0,  # webhooks sharing a host must not queue behind each other
             keepalive_timeout=30,
         )
         clients = _clients[loop_id] = LoopClients(
@@ -254,6 +257,58 @@ def _lost_attempt(started_at: datetime | None) -> dict[str, Any]:
     }
 
 
+async def _claim_fast(
+    session: AsyncSession, org_id: str, delivery_id: str, settings: Settings
+) -> Claim | None:
+    """The common case in one statement: pending, due, webhook not deleted, no lost attempt
+    to write down. Anything else (or a row another claim holds) goes the careful way."""
+    now = utcnow()
+    token = secrets.token_hex(8)
+    row = (
+        await session.execute(
+            update(Delivery)
+            .where(
+                Delivery.id == delivery_id,
+                Delivery.status == "pending",
+                Delivery.next_attempt_at <= now + DUE_TOLERANCE,
+                Delivery.attempt_count < MAX_ATTEMPTS,
+                Delivery.attempt_count == func.jsonb_array_length(Delivery.attempts),
+                Webhook.id == Delivery.webhook_id,
+                Webhook.deleted_at.is_(None),
+            )
+            .values(
+                attempt_count=Delivery.attempt_count + 1,
+                lease_token=token,
+                attempt_started_at=now,
+                next_attempt_at=now + timedelta(seconds=lease_seconds(settings)),
+                updated_at=now,
+            )
+            .returning(
+                Delivery.webhook_id,
+                Delivery.event,
+                Delivery.data,
+                Delivery.attempt_count,
+                Webhook.url,
+                Webhook.secret_ciphertext,
+            )
+        )
+    ).first()
+    await commit(session)
+    if row is None:
+        return None
+    return Claim(
+        org_id=org_id,
+        delivery_id=delivery_id,
+        webhook_id=row.webhook_id,
+        event=row.event,
+        data=row.data,
+        url=row.url,
+        secret_ciphertext=row.secret_ciphertext,
+        token=token,
+        attempt_number=row.attempt_count,
+    )
+
+
 async def _claim(
     session: AsyncSession, org_id: str, delivery_id: str, settings: Settings
 ) -> Claim | None:
@@ -322,10 +377,22 @@ async def _read_capped(response: aiohttp.ClientResponse) -> bytes:
 async def attempt(claim: Claim, settings: Settings) -> Outcome:
     """One signed POST. Never raises for the receiver's faults: they become the outcome."""
     signed_at = utcnow()
-    secret = decrypt_secret(claim.secret_ciphertext)
-    raw, headers, body = signed_request(
-        secret, claim.delivery_id, claim.event, claim.data, signed_at
-    )
+    try:
+        secret = decrypt_secret(claim.secret_ciphertext)
+        raw, headers, body = signed_request(
+            secret, claim.delivery_id, claim.event, claim.data, signed_at
+        )
+    except (InvalidToken, ValueError) as exc:
+        # FAQ_SECRET_KEY changed, or a corrupt row: nothing may be sent unsigned.
+        return Outcome(
+            at=signed_at,
+            status=None,
+            duration_ms=0,
+            error=f"cannot sign the delivery: {type(exc).__name__}",
+            response_body=None,
+            retry_after=None,
+            body=delivery_body(claim.delivery_id, claim.event, claim.data, signed_at),
+        )
     timeout = settings.faq_webhook_timeout_seconds
     started = time.monotonic()
     status: int | None = None
@@ -381,51 +448,67 @@ def _send_later(session: AsyncSession, claim: Claim, delay_seconds: float) -> No
     after_commit(session, "deliveries.retry", send)
 
 
+def _appended(outcome: Outcome) -> Any:
+    return Delivery.attempts.op("||", return_type=JSONB)(
+        bindparam(None, [outcome.record()], type_=JSONB)
+    )
+
+
 async def _record(session: AsyncSession, claim: Claim, outcome: Outcome, settings: Settings) -> str:
-    """Append the attempt; if the lease is still ours, decide what comes next."""
-    delivery = (
-        await session.execute(
-            select(Delivery).where(Delivery.id == claim.delivery_id).with_for_update()
-        )
-    ).scalar_one()
+    """Append the attempt; if the lease is still ours, decide what comes next. A success is a
+    success whoever holds the lease; a failure decides nothing once another attempt took over."""
     now = utcnow()
     values: dict[str, Any] = {
-        "attempts": [*delivery.attempts, outcome.record()],
+        "attempts": _appended(outcome),
         "payload": outcome.body,
         "updated_at": now,
     }
-    result = "superseded"
-    ours = delivery.status == "pending" and delivery.lease_token == claim.token
-    if outcome.succeeded and delivery.status == "pending":
+    condition = [Delivery.id == claim.delivery_id, Delivery.status == "pending"]
+    next_at: datetime | None = None
+    delay = 0.0
+    if outcome.succeeded:
         values.update(status="succeeded", next_attempt_at=None, lease_token=None)
         result = "succeeded"
-    elif ours and outcome.status == 410:
-        values.update(status="failed", next_attempt_at=None, lease_token=None)
+    else:
+        condition.append(Delivery.lease_token == claim.token)
+        if outcome.status == 410 or claim.attempt_number >= MAX_ATTEMPTS:
+            values.update(status="failed", next_attempt_at=None, lease_token=None)
+            result = "gone" if outcome.status == 410 else "failed"
+        else:
+            waited = None
+            if outcome.status in (429, 503):
+                waited = retry_after_seconds(outcome.retry_after, now)
+            delay = (
+                waited
+                if waited is not None
+                else retry_delay(claim.attempt_number, settings.faq_webhook_retry_base_seconds)
+            )
+            next_at = now + timedelta(seconds=delay)
+            values.update(next_attempt_at=next_at, lease_token=None)
+            result = "retry"
+    decided = (
+        await session.execute(
+            update(Delivery).where(*condition).values(**values).returning(Delivery.id)
+        )
+    ).first()
+    if decided is None:
+        # Ended meanwhile (webhook deleted, a 410) or another attempt holds the lease.
+        await session.execute(
+            update(Delivery)
+            .where(Delivery.id == claim.delivery_id)
+            .values(attempts=_appended(outcome), updated_at=now)
+        )
+        result = "superseded"
+    elif result == "gone":
         await session.execute(
             update(Webhook)
             .where(Webhook.id == claim.webhook_id)
             .values(active=False, updated_at=now)
         )
         await stop_pending_deliveries(session, claim.webhook_id)
-        result = "gone"
-    elif ours and delivery.attempt_count >= MAX_ATTEMPTS:
-        values.update(status="failed", next_attempt_at=None, lease_token=None)
-        result = "failed"
-    elif ours:
-        waited = None
-        if outcome.status in (429, 503):
-            waited = retry_after_seconds(outcome.retry_after, now)
-        delay = (
-            waited
-            if waited is not None
-            else retry_delay(delivery.attempt_count, settings.faq_webhook_retry_base_seconds)
-        )
-        next_at = now + timedelta(seconds=delay)
-        values.update(next_attempt_at=next_at, lease_token=None)
+    elif next_at is not None:
         await mark_due(session, claim.org_id, next_at)
         _send_later(session, claim, delay)
-        result = "retry"
-    await session.execute(update(Delivery).where(Delivery.id == delivery.id).values(**values))
     await commit(session)
     return result
 
@@ -456,41 +539,71 @@ async def close_loop_clients() -> None:
         await clients.redis.aclose()
 
 
+_local_slots: dict[tuple[int, str], asyncio.Semaphore] = {}
+
+
+def _local_slot(webhook_id: str, limit: int) -> asyncio.Semaphore:
+    """In this process, deliveries to one webhook wait here briefly for their turn (cheaper
+    than bouncing); the Redis slot then holds the limit across processes."""
+    key = (id(asyncio.get_running_loop()), webhook_id)
+    slot = _local_slots.get(key)
+    if slot is None:
+        slot = _local_slots[key] = asyncio.Semaphore(limit)
+    return slot
+
+
+async def _busy(
+    engine: AsyncEngine, schema: str, org_id: str, delivery_id: str, webhook_id: str
+) -> str:
+    async with tenant_session(engine, schema) as session:
+        if not await _postpone_if_due(session, delivery_id, BUSY_RETRY_SECONDS):
+            return "not-due"
+    send_delivery.send_with_options(
+        args=(org_id, delivery_id, webhook_id),
+        delay=int(BUSY_RETRY_SECONDS * 1000 * random.uniform(1, 1.5)),
+    )
+    return "busy"
+
+
 async def deliver(engine: AsyncEngine, org_id: str, delivery_id: str, webhook_id: str) -> str:
     """Make one attempt of a delivery if it is pending and due; returns what happened."""
     settings = get_settings()
     schema = await org_schema(engine, org_id)
     if schema is None:
         return "unknown-org"
-    member = f"{delivery_id}:{secrets.token_hex(4)}"
-    if not await _acquire_slot(webhook_id, member, lease_seconds(settings)):
-        async with tenant_session(engine, schema) as session:
-            if not await _postpone_if_due(session, delivery_id, BUSY_RETRY_SECONDS):
-                return "not-due"
-        send_delivery.send_with_options(
-            args=(org_id, delivery_id, webhook_id),
-            delay=int(BUSY_RETRY_SECONDS * 1000 * random.uniform(1, 1.5)),
-        )
-        return "busy"
+    local = _local_slot(webhook_id, settings.faq_webhook_max_in_flight)
     try:
-        async with tenant_session(engine, schema) as session:
-            claim = await _claim(session, org_id, delivery_id, settings)
-        if claim is None:
-            return "not-due"
-        outcome = await attempt(claim, settings)
-        async with tenant_session(engine, schema) as session:
-            result = await _record(session, claim, outcome, settings)
-        log.info(
-            "delivery_attempt",
-            delivery_id=delivery_id,
-            status=outcome.status,
-            error=outcome.error,
-            result=result,
-            attempt=claim.attempt_number,
-        )
-        return result
+        await asyncio.wait_for(local.acquire(), LOCAL_WAIT_SECONDS)
+    except TimeoutError:
+        return await _busy(engine, schema, org_id, delivery_id, webhook_id)
+    try:
+        member = f"{delivery_id}:{secrets.token_hex(4)}"
+        if not await _acquire_slot(webhook_id, member, lease_seconds(settings)):
+            return await _busy(engine, schema, org_id, delivery_id, webhook_id)
+        try:
+            async with tenant_session(engine, schema) as session:
+                claim = await _claim_fast(session, org_id, delivery_id, settings)
+            if claim is None:
+                async with tenant_session(engine, schema) as session:
+                    claim = await _claim(session, org_id, delivery_id, settings)
+            if claim is None:
+                return "not-due"
+            outcome = await attempt(claim, settings)
+            async with tenant_session(engine, schema) as session:
+                result = await _record(session, claim, outcome, settings)
+            log.debug(
+                "delivery_attempt",
+                delivery_id=delivery_id,
+                status=outcome.status,
+                error=outcome.error,
+                result=result,
+                attempt=claim.attempt_number,
+            )
+            return result
+        finally:
+            await _release_slot(webhook_id, member)
     finally:
-        await _release_slot(webhook_id, member)
+        local.release()
 
 
 @dramatiq.actor(
