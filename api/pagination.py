@@ -16,11 +16,14 @@ from api.errors import ApiError, ValidationFailed, field_error
 
 
 class CursorCodec:
-    def __init__(self, secret_key: str) -> None:
-        self._secret = hashlib.sha256(b"faq-cursor:" + secret_key.encode()).hexdigest()
+    def __init__(self, *secret_keys: str) -> None:
+        """Signs with the first key; accepts cursors signed with any (key rotation)."""
+        derived = [hashlib.sha256(b"faq-cursor:" + k.encode()).hexdigest() for k in secret_keys]
+        # itsdangerous signs with the last key of the list and verifies with all of them.
+        self._secrets = list(reversed(derived))
 
     def _serializer(self, kind: str) -> URLSafeSerializer:
-        return URLSafeSerializer(self._secret, salt=f"cursor:{kind}")
+        return URLSafeSerializer(self._secrets, salt=f"cursor:{kind}")
 
     def encode(self, kind: str, key: list[Any]) -> str:
         return str(self._serializer(kind).dumps(key))

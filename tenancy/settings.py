@@ -57,9 +57,17 @@ class Settings(BaseSettings):
         return self.redis_url
 
     def require_secret_key(self) -> str:
-        if self.faq_secret_key is None or not self.faq_secret_key.get_secret_value():
+        """The current key: the first of ``FAQ_SECRET_KEY`` (``new,old`` during a rotation)."""
+        return self.secret_keys()[0]
+
+    def secret_keys(self) -> list[str]:
+        """Every key of ``FAQ_SECRET_KEY``, newest first: the first encrypts and signs, all of
+        them decrypt and verify, so a key can be rotated without downtime."""
+        raw = self.faq_secret_key.get_secret_value() if self.faq_secret_key else ""
+        keys = [k.strip() for k in raw.split(",") if k.strip()]
+        if not keys:
             raise RuntimeError("FAQ_SECRET_KEY is not set: generate one with `faq secret-key`")
-        return self.faq_secret_key.get_secret_value()
+        return keys
 
 
 @lru_cache(maxsize=1)

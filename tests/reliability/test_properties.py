@@ -55,6 +55,17 @@ def test_altered_cursor_is_refused(key: list[int], position: int, char: str) -> 
         codec.decode("categories", altered)
 
 
+def test_cursors_survive_a_key_rotation() -> None:
+    old = CursorCodec("old-key")
+    rotating = CursorCodec("new-key", "old-key")
+    cursor = old.encode("categories", [3, "cat_x"])
+    assert rotating.decode("categories", cursor) == [3, "cat_x"]
+    fresh = rotating.encode("categories", [4, "cat_y"])
+    assert CursorCodec("new-key").decode("categories", fresh) == [4, "cat_y"]
+    with pytest.raises(ValidationFailed):
+        old.decode("categories", fresh)
+
+
 def test_cursor_of_another_list_or_secret_is_refused() -> None:
     cursor = codec.encode("categories", [1, "cat_x"])
     with pytest.raises(ValidationFailed):
