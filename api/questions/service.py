@@ -311,6 +311,8 @@ async def note_scheduled(session: AsyncSession, org_id: str, at: datetime) -> No
 
 async def _prune_revisions(session: AsyncSession, question_ids: list[str]) -> None:
     """Keep the 50 newest revisions of each question."""
+    if not question_ids:
+        return
     await session.execute(
         delete(QuestionRevision).where(
             QuestionRevision.question_id == Question.id,
@@ -580,7 +582,8 @@ async def _apply(
             raise SlugConflict() from None
         raise
     await _add_revision(session, question.id, number, org.actor, changed, before, now)
-    await _prune_revisions(session, [question.id])
+    if number > REVISIONS_KEPT:
+        await _prune_revisions(session, [question.id])
     after = question_public(row)
     if new:
         await _emit_changes(session, org.id, before, after)
@@ -687,7 +690,7 @@ async def reorder_questions(session: AsyncSession, org: OrgContext, ids: list[st
             for r in rows
         ],
     )
-    await _prune_revisions(session, list(changed))
+    await _prune_revisions(session, [r.id for r in rows if r.revision_count > REVISIONS_KEPT])
     for r in rows:
         await record_event(session, org.id, "question.updated", question_public(r))
     return len(ids)
@@ -741,8 +744,7 @@ async def publish_due(session: AsyncSession, org_id: str, actor: Actor) -> int:
         after = question_public(row)
         await record_event(session, org_id, "question.published", after)
         await record_event(session, org_id, "question.updated", after)
-    if due:
-        await _prune_revisions(session, [q.id for q in due])
+    await _prune_revisions(session, [q.id for q in due if q.revision_count >= REVISIONS_KEPT])
     next_due = (
         await session.execute(
             select(func.min(Question.scheduled_publish_at)).where(

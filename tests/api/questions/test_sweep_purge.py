@@ -286,3 +286,20 @@ async def test_an_org_that_fails_does_not_stop_the_others(engine, org, other_org
     assert (await get(other_org, stuck["id"]))["status"] == "scheduled"
     await publish_due_questions(engine)  # the retry
     assert (await get(other_org, stuck["id"]))["status"] == "published"
+
+
+async def test_sweep_and_reorder_keep_only_50_revisions_too(engine, org):
+    q = await create(org)
+    other = await create(org, title="Other")
+    for i in range(50):
+        await org.patch(f"/questions/{q['id']}", json={"order": i + 1}, scope="write")
+    await org.patch(f"/questions/{q['id']}", json={"scheduledPublishAt": PAST}, scope="write")
+    await publish_due_questions(engine)
+    r = await org.get(f"/questions/{q['id']}/revisions", query={"limit": 100}, scope="read")
+    numbers = [rev["number"] for rev in (await r.get_json())["data"]]
+    assert numbers == list(range(52, 2, -1))
+    await org.post("/questions/reorder", json={"ids": [q["id"], other["id"]]}, scope="write")
+    r = await org.get(f"/questions/{q['id']}/revisions", query={"limit": 100}, scope="read")
+    data = (await r.get_json())["data"]
+    assert [rev["number"] for rev in data] == list(range(53, 3, -1))
+    assert data[0]["changedFields"] == ["order"]
