@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from tests.api.questions.helpers import create, default_category, error_code, fields
@@ -287,3 +289,18 @@ async def test_openapi_documents_every_question_route(client):
         "/api/v1/{org}/questions/{ref}/revisions/{revision_id}/restore",
     }
     assert set(paths["/api/v1/{org}/questions/{ref}"]) >= {"get", "patch", "delete"}
+
+
+async def test_concurrent_creates_with_one_title_get_distinct_slugs(org):
+    category_id = await default_category(org)
+    body = {"title": "Same title", "answer": "A", "categoryId": category_id, "status": "draft"}
+    results = await asyncio.gather(
+        *(org.post("/questions", json=body, scope="write") for _ in range(6))
+    )
+    assert [r.status_code for r in results] == [201] * 6
+    slugs = sorted([(await r.get_json())["data"]["slug"] for r in results])
+    assert slugs == sorted(["same-title"] + [f"same-title-{n}" for n in range(2, 7)])
+    results = await asyncio.gather(
+        *(org.post("/questions", json={**body, "slug": "manual"}, scope="write") for _ in range(4))
+    )
+    assert sorted(r.status_code for r in results) == [201, 409, 409, 409]
