@@ -185,10 +185,15 @@ async def test_faq_jobs_run_publish_sweep_in_two_processes_at_once(engine, org_f
 
 async def test_scheduler_and_worker_publish_within_one_period(engine, org):
     period = 1.0
+    lock = redis.Redis.from_url(os.environ["REDIS_URL"])
+    # A scheduler another test left behind would hold the lock: wait for it to lapse.
+    lapse = time.monotonic() + 60
+    while await asyncio.to_thread(lock.exists, LOCK_NAME):
+        assert time.monotonic() < lapse, "another scheduler keeps the lock"
+        await asyncio.sleep(0.2)
     scheduler = faq("scheduler", FAQ_PUBLISH_SWEEP_SECONDS=str(period))
     worker = dramatiq.Worker(broker, worker_threads=1, worker_timeout=100)
     worker.start()
-    lock = redis.Redis.from_url(os.environ["REDIS_URL"])
     try:
         # The scheduler is up once it holds its lock (the first sweep is enqueued at once).
         started = time.monotonic() + 60
