@@ -43,6 +43,8 @@ from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
+from api.webhooks.models import DELIVERIES as D
+from api.webhooks.models import WEBHOOKS as W
 from api.webhooks.models import Delivery, DeliverySchedule, Webhook
 from api.webhooks.service import mark_due, stop_pending_deliveries
 from api.webhooks.signing import decrypt_secret, delivery_body, signed_request
@@ -266,30 +268,30 @@ async def _claim_fast(
     token = secrets.token_hex(8)
     row = (
         await session.execute(
-            update(Delivery)
+            update(D)
             .where(
-                Delivery.id == delivery_id,
-                Delivery.status == "pending",
-                Delivery.next_attempt_at <= now + DUE_TOLERANCE,
-                Delivery.attempt_count < MAX_ATTEMPTS,
-                Delivery.attempt_count == func.jsonb_array_length(Delivery.attempts),
-                Webhook.id == Delivery.webhook_id,
-                Webhook.deleted_at.is_(None),
+                D.c.id == delivery_id,
+                D.c.status == "pending",
+                D.c.next_attempt_at <= now + DUE_TOLERANCE,
+                D.c.attempt_count < MAX_ATTEMPTS,
+                D.c.attempt_count == func.jsonb_array_length(D.c.attempts),
+                W.c.id == D.c.webhook_id,
+                W.c.deleted_at.is_(None),
             )
             .values(
-                attempt_count=Delivery.attempt_count + 1,
+                attempt_count=D.c.attempt_count + 1,
                 lease_token=token,
                 attempt_started_at=now,
                 next_attempt_at=now + timedelta(seconds=lease_seconds(settings)),
                 updated_at=now,
             )
             .returning(
-                Delivery.webhook_id,
-                Delivery.event,
-                Delivery.data,
-                Delivery.attempt_count,
-                Webhook.url,
-                Webhook.secret_ciphertext,
+                D.c.webhook_id,
+                D.c.event,
+                D.c.data,
+                D.c.attempt_count,
+                W.c.url,
+                W.c.secret_ciphertext,
             )
         )
     ).first()
@@ -449,7 +451,7 @@ def _send_later(session: AsyncSession, claim: Claim, delay_seconds: float) -> No
 
 
 def _appended(outcome: Outcome) -> Any:
-    return Delivery.attempts.op("||", return_type=JSONB)(
+    return D.c.attempts.op("||", return_type=JSONB)(
         bindparam(None, [outcome.record()], type_=JSONB)
     )
 
@@ -463,14 +465,14 @@ async def _record(session: AsyncSession, claim: Claim, outcome: Outcome, setting
         "payload": outcome.body,
         "updated_at": now,
     }
-    condition = [Delivery.id == claim.delivery_id, Delivery.status == "pending"]
+    condition = [D.c.id == claim.delivery_id, D.c.status == "pending"]
     next_at: datetime | None = None
     delay = 0.0
     if outcome.succeeded:
         values.update(status="succeeded", next_attempt_at=None, lease_token=None)
         result = "succeeded"
     else:
-        condition.append(Delivery.lease_token == claim.token)
+        condition.append(D.c.lease_token == claim.token)
         if outcome.status == 410 or claim.attempt_number >= MAX_ATTEMPTS:
             values.update(status="failed", next_attempt_at=None, lease_token=None)
             result = "gone" if outcome.status == 410 else "failed"
@@ -487,23 +489,19 @@ async def _record(session: AsyncSession, claim: Claim, outcome: Outcome, setting
             values.update(next_attempt_at=next_at, lease_token=None)
             result = "retry"
     decided = (
-        await session.execute(
-            update(Delivery).where(*condition).values(**values).returning(Delivery.id)
-        )
+        await session.execute(update(D).where(*condition).values(**values).returning(D.c.id))
     ).first()
     if decided is None:
         # Ended meanwhile (webhook deleted, a 410) or another attempt holds the lease.
         await session.execute(
-            update(Delivery)
-            .where(Delivery.id == claim.delivery_id)
+            update(D)
+            .where(D.c.id == claim.delivery_id)
             .values(attempts=_appended(outcome), updated_at=now)
         )
         result = "superseded"
     elif result == "gone":
         await session.execute(
-            update(Webhook)
-            .where(Webhook.id == claim.webhook_id)
-            .values(active=False, updated_at=now)
+            update(W).where(W.c.id == claim.webhook_id).values(active=False, updated_at=now)
         )
         await stop_pending_deliveries(session, claim.webhook_id)
     elif next_at is not None:

@@ -10,9 +10,11 @@ the rows left behind and relays them.
 
 from __future__ import annotations
 
+from typing import cast
+
 import dramatiq
 import structlog
-from sqlalchemy import delete, select
+from sqlalchemy import Table, delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.webhooks.models import Webhook
@@ -24,6 +26,8 @@ from tenancy.db import shared_session, tenant_session
 from tenancy.models import Organization
 from tenancy.settings import get_settings
 from tenancy.transactions import commit
+
+OUTBOX = cast(Table, OutboxEvent.__table__)
 
 log = structlog.get_logger(__name__)
 
@@ -56,16 +60,18 @@ async def relay_org(engine: AsyncEngine, org_id: str) -> int:
     relayed = 0
     while True:
         async with tenant_session(engine, schema) as session:
-            rows = list(
+            # Claim and remove a batch in one statement; it is put back if this rolls back.
+            claimed = select(OUTBOX.c.id).where(OUTBOX.c.org_id == org_id)
+            claimed = claimed.order_by(OUTBOX.c.id).limit(RELAY_BATCH)
+            rows = sorted(
                 (
                     await session.execute(
-                        select(OutboxEvent)
-                        .where(OutboxEvent.org_id == org_id)
-                        .order_by(OutboxEvent.id)
-                        .limit(RELAY_BATCH)
-                        .with_for_update(skip_locked=True)
+                        delete(OUTBOX)
+                        .where(OUTBOX.c.id.in_(claimed.with_for_update(skip_locked=True)))
+                        .returning(OUTBOX.c.id, OUTBOX.c.event, OUTBOX.c.data)
                     )
-                ).scalars()
+                ).all(),
+                key=lambda row: row.id,
             )
             if not rows:
                 return relayed
@@ -83,9 +89,6 @@ async def relay_org(engine: AsyncEngine, org_id: str) -> int:
                 if row.event in hook.events
             ]
             await queue_deliveries(session, org_id, items)
-            await session.execute(
-                delete(OutboxEvent).where(OutboxEvent.id.in_([row.id for row in rows]))
-            )
             await commit(session)
         relayed += len(rows)
         if len(rows) < RELAY_BATCH:

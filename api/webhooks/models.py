@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, Table, Text
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -55,3 +55,10 @@ class DeliverySchedule(SharedBase):
 
     org_id: Mapped[str] = mapped_column(String(40), primary_key=True)
     next_due_at: Mapped[datetime] = mapped_column(TS)
+
+
+# Core handles for the hot paths (fan-out, claim, record): plain table statements skip the
+# ORM's bulk machinery, which costs more CPU than the SQL itself there.
+WEBHOOKS = cast(Table, Webhook.__table__)
+DELIVERIES = cast(Table, Delivery.__table__)
+DELIVERY_SCHEDULE = cast(Table, DeliverySchedule.__table__)

@@ -92,7 +92,7 @@ def webhook_public(w: Webhook) -> dict[str, Any]:
     }
 
 
-def delivery_public(d: Delivery) -> dict[str, Any]:
+def delivery_public(d: Delivery | Any) -> dict[str, Any]:
     return {
         "id": d.id,
         "webhookId": d.webhook_id,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import structlog
@@ -17,7 +18,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.errors import NotFound, ValidationErrorCode, WebhookInactive, field_error
-from api.webhooks.models import Delivery, DeliverySchedule, Webhook
+from api.webhooks.models import DELIVERIES, DELIVERY_SCHEDULE, WEBHOOKS, Delivery, Webhook
 from api.webhooks.schemas import WebhookCreate, delivery_public, webhook_public
 from api.webhooks.signing import delivery_body, encrypt_secret, new_secret
 from api.webhooks.url_safety import UnsafeUrl, check_url
@@ -191,12 +192,14 @@ def _send_after_commit(session: AsyncSession, org_id: str, ids: list[tuple[str, 
 
 async def mark_due(session: AsyncSession, org_id: str, due: datetime) -> None:
     """Tell the re-drive job this org may have a pending delivery due at ``due``."""
-    stmt = insert(DeliverySchedule).values(org_id=org_id, next_due_at=due)
+    stmt = insert(DELIVERY_SCHEDULE).values(org_id=org_id, next_due_at=due)
     await session.execute(
         stmt.on_conflict_do_update(
-            index_elements=[DeliverySchedule.org_id],
+            index_elements=[DELIVERY_SCHEDULE.c.org_id],
             set_={
-                "next_due_at": func.least(DeliverySchedule.next_due_at, stmt.excluded.next_due_at)
+                "next_due_at": func.least(
+                    DELIVERY_SCHEDULE.c.next_due_at, stmt.excluded.next_due_at
+                )
             },
         )
     )
@@ -204,12 +207,12 @@ async def mark_due(session: AsyncSession, org_id: str, due: datetime) -> None:
 
 async def queue_deliveries(
     session: AsyncSession, org_id: str, items: list[NewDelivery]
-) -> list[Delivery]:
+) -> list[SimpleNamespace]:
     """Create pending deliveries in the caller's transaction; send them after commit."""
     if not items:
         return []
     now = utcnow()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for item in items:
         delivery_id = new_id("dlv")
         rows.append(
@@ -221,6 +224,8 @@ async def queue_deliveries(
                 "status": "pending",
                 "attempts": [],
                 "attempt_count": 0,
+                "lease_token": None,
+                "attempt_started_at": None,
                 "next_attempt_at": now,
                 "replay_of": item.replay_of,
                 # The body as it will be sent; each attempt replaces it with the body it sent.
@@ -229,18 +234,16 @@ async def queue_deliveries(
                 "updated_at": now,
             }
         )
-    created = list(
-        (await session.execute(insert(Delivery).values(rows).returning(Delivery))).scalars()
-    )
+    await session.execute(insert(DELIVERIES), rows)
     for webhook_id, count in sorted(Counter(i.webhook_id for i in items).items()):
         await session.execute(
-            update(Webhook)
-            .where(Webhook.id == webhook_id)
-            .values(delivery_count=Webhook.delivery_count + count)
+            update(WEBHOOKS)
+            .where(WEBHOOKS.c.id == webhook_id)
+            .values(delivery_count=WEBHOOKS.c.delivery_count + count)
         )
     await mark_due(session, org_id, now)
-    _send_after_commit(session, org_id, [(d.id, d.webhook_id) for d in created])
-    return created
+    _send_after_commit(session, org_id, [(r["id"], r["webhook_id"]) for r in rows])
+    return [SimpleNamespace(**r) for r in rows]
 
 
 def _require_active(webhook: Webhook) -> None:
