@@ -36,11 +36,12 @@ TENANT_SCHEMA = re.compile(r"\bt_[0-9a-z]{26}\b")
 
 @contextlib.contextmanager
 def statements(engine: AsyncEngine) -> Iterator[list[str]]:
-    """The SQL the engine sends while the block runs (schema names already translated)."""
+    """The SQL the engine sends while the block runs, each with its parameters (an org's
+    schema reaches PostgreSQL in the SQL or as the parameter of a search_path setting)."""
     seen: list[str] = []
 
-    def record(_conn, _cursor, statement, _params, _context, _many):
-        seen.append(statement)
+    def record(_conn, _cursor, statement, params, _context, _many):
+        seen.append(f"{statement} {params!r}")
 
     event.listen(engine.sync_engine, "before_cursor_execute", record)
     try:
@@ -109,7 +110,7 @@ async def test_a_sweep_with_nothing_due_touches_no_tenant_schema(engine, org):
         result = await publish_due_questions(engine)
     assert result == {"orgs": 0, "published": 0}
     assert len(sql) == 1 and "publish_schedule" in sql[0]
-    assert not any(TENANT_SCHEMA.search(s) for s in sql)
+    assert not any(TENANT_SCHEMA.search(s) or "search_path" in s for s in sql)
 
 
 async def test_deleted_and_unscheduled_questions_are_not_published(engine, org):
