@@ -5,7 +5,6 @@ owns the transaction. Every mutation writes its audit entry and its events in th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -39,7 +38,7 @@ from api.errors import (
     field_error,
 )
 from api.questions.models import Question
-from api.questions.schemas import question_public
+from api.questions.service import move_to_category
 from api.search import prefix_query, tsquery, weighted_vector
 from api.slugs import RESERVED, is_unique_violation, is_valid_slug, next_free_slug, slugify
 from billing.limits import ensure_room
@@ -370,23 +369,6 @@ async def _emit_category_updates(
         await record_event(session, org.id, "category.updated", public)
 
 
-async def _move_questions(
-    session: AsyncSession, org: OrgContext, from_id: str, to_id: str, now: datetime
-) -> int:
-    """Move the live questions of one category to another; each move emits question.updated."""
-    moved = (
-        await session.execute(
-            update(Question)
-            .where(Question.category_id == from_id, Question.deleted_at.is_(None))
-            .values(category_id=to_id, updated_at=now)
-            .returning(*Question.__table__.c)
-        )
-    ).all()
-    for row in moved:
-        await record_event(session, org.id, "question.updated", question_public(row))
-    return len(moved)
-
-
 async def _default_category_id(session: AsyncSession) -> str:
     return (
         await session.execute(select(Category.id).where(Category.is_default, LIVE))
@@ -402,7 +384,7 @@ async def delete_category(session: AsyncSession, org: OrgContext, ref: str, forc
         raise CategoryNotEmpty()
     now = utcnow()
     default_id = await _default_category_id(session)
-    await _move_questions(session, org, category.id, default_id, now)
+    await move_to_category(session, org, category.id, default_id)
     # Soft-deleted questions still pointing here move too (they are invisible: no events).
     await session.execute(
         update(Question).where(Question.category_id == category.id).values(category_id=default_id)
@@ -465,7 +447,7 @@ async def merge_categories(
         .scalars()
         .all()
     )
-    questions_moved = await _move_questions(session, org, source_id, target_id, now)
+    questions_moved = await move_to_category(session, org, source_id, target_id)
     await _emit_category_updates(session, org, list(children))
     if delete_source:
         await session.execute(

@@ -696,6 +696,60 @@ async def reorder_questions(session: AsyncSession, org: OrgContext, ids: list[st
     return len(ids)
 
 
+async def move_to_category(
+    session: AsyncSession, org: OrgContext, from_category_id: str, to_category_id: str
+) -> int:
+    """Move every live question of one category to another (category merge and forced delete):
+    each moved question is locked, gets a revision and a ``question.updated`` event."""
+    current = {
+        q.id: q
+        for q in (
+            await session.execute(
+                select(Question)
+                .where(LIVE, Question.category_id == from_category_id)
+                .order_by(Question.id)
+                .with_for_update()
+            )
+        ).scalars()
+    }
+    if not current:
+        return 0
+    now = utcnow()
+    befores = {i: question_public(q) for i, q in current.items()}
+    rows = (
+        await session.execute(
+            update(Question)
+            .where(Question.id.in_(list(current)))
+            .values(
+                category_id=to_category_id,
+                updated_at=now,
+                revision_count=Question.revision_count + 1,
+            )
+            .returning(*Question.__table__.c)
+        )
+    ).all()
+    rows = sorted(rows, key=lambda r: r.id)
+    await session.execute(
+        insert(QuestionRevision),
+        [
+            {
+                "id": new_id("rev"),
+                "question_id": r.id,
+                "number": r.revision_count,
+                "actor": org.actor,
+                "changed_fields": ["categoryId"],
+                "snapshot": snapshot_of(befores[r.id]),
+                "created_at": now,
+            }
+            for r in rows
+        ],
+    )
+    await _prune_revisions(session, [r.id for r in rows if r.revision_count > REVISIONS_KEPT])
+    for r in rows:
+        await record_event(session, org.id, "question.updated", question_public(r))
+    return len(rows)
+
+
 # ---- the publish sweep and the purge (run by actors in tasks/) ------------------------------
 
 

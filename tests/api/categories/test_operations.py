@@ -344,3 +344,26 @@ async def test_concurrent_auto_slugs_are_all_distinct(org: OrgClient) -> None:
     assert all(r.status_code == 201 for r in results)
     slugs = {(await r.get_json())["data"]["slug"] for r in results}
     assert slugs == {"popular", *(f"popular-{i}" for i in range(2, 9))}
+
+
+async def test_moved_questions_get_a_revision(org: OrgClient) -> None:
+    source = await create(org, name="From")
+    target = await create(org, name="To")
+    r = await org.post(
+        "/questions",
+        json={"title": "Moved?", "answer": "Yes", "categoryId": source["id"], "status": "draft"},
+        scope="write",
+    )
+    assert r.status_code == 201
+    question = (await r.get_json())["data"]
+    r = await org.post(
+        "/categories/merge", json={"sourceId": source["id"], "targetId": target["id"]}
+    )
+    assert (await r.get_json())["data"]["questionsMoved"] == 1
+    revisions = (await (await org.get(f"/questions/{question['id']}/revisions")).get_json())["data"]
+    assert len(revisions) == 1
+    assert revisions[0]["changedFields"] == ["categoryId"]
+    assert revisions[0]["snapshot"]["categoryId"] == source["id"]
+    assert revisions[0]["actor"] == {"type": "apiKey", "id": org.fingerprints["admin"]}
+    r = await org.get(f"/questions/{question['id']}")
+    assert (await r.get_json())["data"]["categoryId"] == target["id"]
