@@ -10,9 +10,11 @@ the rows left behind and relays them.
 
 from __future__ import annotations
 
+import asyncio
 from typing import cast
 
 import dramatiq
+import redis.asyncio as aioredis
 import structlog
 from sqlalchemy import Table, delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -32,7 +34,21 @@ OUTBOX = cast(Table, OutboxEvent.__table__)
 log = structlog.get_logger(__name__)
 
 RELAY_BATCH = 500
+RELAY_FLAG_TTL_SECONDS = 10
 SWEEP_MAX_ORGS = 1000
+
+_redis_clients: dict[int, aioredis.Redis] = {}
+
+
+def _redis() -> aioredis.Redis:
+    loop_id = id(asyncio.get_running_loop())
+    client = _redis_clients.get(loop_id)
+    if client is None:
+        client = _redis_clients[loop_id] = aioredis.Redis.from_url(
+            get_settings().require_redis_url()
+        )
+    return client
+
 
 # Schema names never change for an org id: remember them for the life of the process.
 _schemas: dict[str, str] = {}
@@ -52,11 +68,28 @@ async def org_schema(engine: AsyncEngine, org_id: str) -> str | None:
     return schema
 
 
-async def relay_org(engine: AsyncEngine, org_id: str) -> int:
+def _pending_key(org_id: str) -> str:
+    return f"faq:outbox-relay-pending:{org_id}"
+
+
+def request_relay(org_id: str) -> None:
+    """After a commit that wrote events: queue a relay for the org unless one is queued and
+    not yet started. The relay clears the flag before it reads the outbox, so an event
+    committed before a refused request is still seen by the queued relay. If the flag outlives
+    a lost message, the periodic relay job moves the events meanwhile."""
+    from tasks.broker import broker
+
+    if broker.client.set(_pending_key(org_id), b"1", nx=True, ex=RELAY_FLAG_TTL_SECONDS):
+        relay_outbox.send(org_id)
+
+
+async def relay_org(engine: AsyncEngine, org_id: str, *, clear_flag: bool = False) -> int:
     """Fan out every outbox row of one org; returns how many events were relayed."""
     schema = await org_schema(engine, org_id)
     if schema is None:
         return 0  # the org is gone; its outbox rows went with it (ON DELETE CASCADE)
+    if clear_flag:
+        await _redis().delete(_pending_key(org_id))
     relayed = 0
     while True:
         async with tenant_session(engine, schema) as session:
@@ -114,7 +147,7 @@ async def relay_all() -> int:
 
 @dramatiq.actor(actor_name="outbox.relay", max_retries=10, min_backoff=500, max_backoff=30_000)
 async def relay_outbox(org_id: str) -> None:
-    await relay_org(worker_engine(), org_id)
+    await relay_org(worker_engine(), org_id, clear_flag=True)
 
 
 @dramatiq.actor(actor_name="outbox.relay_all", max_retries=0)

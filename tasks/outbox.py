@@ -52,8 +52,8 @@ async def record_event(
     )
 
     def send_relay() -> None:
-        from tasks.events import relay_outbox
+        from tasks.events import request_relay
 
-        relay_outbox.send(org_id)
+        request_relay(org_id)
 
     after_commit(session, f"outbox.relay:{org_id}", send_relay)
