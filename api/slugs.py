@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from anyascii import anyascii
-from sqlalchemy import ColumnElement, or_, select
+from sqlalchemy import ColumnElement, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import InstrumentedAttribute
+
+from api.errors import SlugConflict, ValidationFailed, field_error
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-RESERVED = frozenset({"merge", "reorder", "audit"})
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
@@ -34,29 +36,74 @@ def is_valid_slug(slug: str, max_length: int) -> bool:
     return len(slug) <= max_length and SLUG_RE.fullmatch(slug) is not None
 
 
-async def next_free_slug(
-    session: AsyncSession,
-    slug_column: InstrumentedAttribute[str],
-    live: ColumnElement[bool],
-    base: str,
-    max_length: int,
-) -> str:
-    """The first of ``base``, ``base-2``, ``base-3``… not taken by a live row (nor reserved)."""
-    pattern = base.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "-%"
-    taken = set(
-        (
-            await session.execute(
-                select(slug_column).where(live, or_(slug_column == base, slug_column.like(pattern)))
+@dataclass(frozen=True)
+class SlugRule:
+    """How one resource's slugs work: its table, which rows are live, the maximum length, the
+    reserved words and the partial unique index that enforces uniqueness among live rows."""
+
+    model: type[Any]
+    live: ColumnElement[bool]
+    max_length: int
+    reserved: frozenset[str]
+    index_name: str
+
+    @property
+    def column(self) -> Any:
+        """The model's ``slug`` column."""
+        return self.model.slug
+
+    def check_manual(self, slug: str) -> None:
+        """A slug the client chose: reserved words and bad shapes are ``validation_failed``."""
+        if slug in self.reserved:
+            raise ValidationFailed(
+                f"{slug!r} is an operation, not a slug.",
+                details=field_error("slug", "reserved word"),
             )
-        ).scalars()
-    )
-    n = 1
-    while True:
-        candidate = with_suffix(base, n, max_length)
-        if candidate not in taken and candidate not in RESERVED:
-            return candidate
-        n += 1
+        if not is_valid_slug(slug, self.max_length):
+            raise ValidationFailed(
+                "The slug is not valid.",
+                details=field_error(
+                    "slug", f"must match ^[a-z0-9]+(?:-[a-z0-9]+)*$, at most {self.max_length}"
+                ),
+            )
 
+    async def next_free(self, session: AsyncSession, text: str) -> str:
+        """The first of ``base``, ``base-2``, ``base-3``… not taken by a live row nor reserved."""
+        base = slugify(text, self.max_length)
+        pattern = base.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "-%"
+        column = self.column
+        taken = set(
+            (
+                await session.execute(
+                    select(column).where(self.live, or_(column == base, column.like(pattern)))
+                )
+            ).scalars()
+        )
+        n = 1
+        while True:
+            candidate = with_suffix(base, n, self.max_length)
+            if candidate not in taken and candidate not in self.reserved:
+                return candidate
+            n += 1
 
-def is_unique_violation(error: IntegrityError, index_name: str) -> bool:
-    return index_name in str(error.orig)
+    async def insert(
+        self, session: AsyncSession, values: dict[str, Any], *, manual_slug: str | None, text: str
+    ) -> None:
+        """Insert a row, with the manual slug (409 if taken) or the first free auto slug,
+        re-picked when a concurrent create took it first."""
+        for _ in range(20):
+            if manual_slug is None:
+                values["slug"] = await self.next_free(session, text)
+            try:
+                async with session.begin_nested():
+                    await session.execute(insert(self.model).values(**values))
+                return
+            except IntegrityError as exc:
+                if not self.is_conflict(exc):
+                    raise
+                if manual_slug is not None:
+                    raise SlugConflict() from None
+        raise SlugConflict("Could not allocate a free slug; retry.")
+
+    def is_conflict(self, error: IntegrityError) -> bool:
+        return self.index_name in str(error.orig)

@@ -21,7 +21,6 @@ from api.categories.schemas import (
 from api.errors import MethodNotAllowed
 from api.pagination import CursorCodec, list_body
 from api.schemas import Envelope, IdsBody, ListEnvelope, UpdatedCount
-from api.slugs import RESERVED
 from tenancy.middleware import current_org, db, requires_scope
 
 categories = Blueprint("categories", __name__, url_prefix="/categories")
@@ -35,7 +34,7 @@ def _cursors() -> CursorCodec:
 
 def _not_an_operation(ref: str) -> None:
     """``merge``, ``reorder`` and ``audit`` are operations: other methods on them are 405."""
-    if ref in RESERVED:
+    if ref in service.OPERATIONS:
         raise MethodNotAllowed()
 
 

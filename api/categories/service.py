@@ -40,7 +40,7 @@ from api.errors import (
 from api.questions.models import Question
 from api.questions.service import move_to_category
 from api.search import prefix_query, tsquery, weighted_vector
-from api.slugs import RESERVED, is_unique_violation, is_valid_slug, next_free_slug, slugify
+from api.slugs import SlugRule
 from billing.limits import ensure_room
 from tasks.outbox import record_event
 from tenancy.audit import latest_entries, record_audit
@@ -48,8 +48,10 @@ from tenancy.clock import iso, utcnow
 from tenancy.ids import looks_like_id, new_id
 from tenancy.middleware import OrgContext
 
-SLUG_INDEX = "uq_categories_slug_live"
 LIVE = Category.deleted_at.is_(None)
+# `merge`, `reorder` and `audit` are operations under /categories, never slugs.
+OPERATIONS = frozenset({"merge", "reorder", "audit"})
+SLUGS = SlugRule(Category, LIVE, SLUG_MAX, OPERATIONS, "uq_categories_slug_live")
 AUDIT_LIMIT = 100
 
 DEFAULT_SLUG = "uncategorized"
@@ -179,18 +181,6 @@ async def _audit(
     )
 
 
-def _check_manual_slug(slug: str) -> None:
-    if slug in RESERVED:
-        raise ValidationFailed(
-            f"{slug!r} is an operation, not a slug.", details=field_error("slug", "reserved word")
-        )
-    if not is_valid_slug(slug, SLUG_MAX):
-        raise ValidationFailed(
-            "The slug is not valid.",
-            details=field_error("slug", "must match ^[a-z0-9]+(?:-[a-z0-9]+)*$, at most 100"),
-        )
-
-
 async def _parent(session: AsyncSession, ref: str) -> Category:
     parent = (
         await session.execute(select(Category).where(LIVE, _by_ref(ref)))
@@ -210,25 +200,6 @@ async def _descendant_ids(session: AsyncSession, root_id: str) -> set[str]:
     return set((await session.execute(select(tree.c.id))).scalars())
 
 
-async def _insert(session: AsyncSession, values: dict[str, Any], manual_slug: str | None) -> None:
-    """Insert, re-picking an auto slug if a concurrent create took it first."""
-    for _ in range(20):
-        if manual_slug is None:
-            values["slug"] = await next_free_slug(
-                session, Category.slug, LIVE, slugify(values["name"], SLUG_MAX), SLUG_MAX
-            )
-        try:
-            async with session.begin_nested():
-                await session.execute(insert(Category).values(**values))
-            return
-        except IntegrityError as exc:
-            if not is_unique_violation(exc, SLUG_INDEX):
-                raise
-            if manual_slug is not None:
-                raise SlugConflict() from None
-    raise SlugConflict("Could not allocate a free slug; retry.")
-
-
 async def _count_live(session: AsyncSession) -> int:
     return (await session.execute(select(func.count()).where(LIVE))).scalar_one()
 
@@ -237,7 +208,7 @@ async def create_category(
     session: AsyncSession, org: OrgContext, body: CategoryCreate
 ) -> dict[str, Any]:
     if body.slug is not None:
-        _check_manual_slug(body.slug)
+        SLUGS.check_manual(body.slug)
     parent_id = (await _parent(session, body.parent_id)).id if body.parent_id else None
 
     async def count() -> int:
@@ -250,7 +221,7 @@ async def create_category(
             raise SlugConflict()
     now = utcnow()
     category_id = new_id("cat")
-    await _insert(
+    await SLUGS.insert(
         session,
         {
             "id": category_id,
@@ -264,7 +235,8 @@ async def create_category(
             "created_at": now,
             "updated_at": now,
         },
-        body.slug,
+        manual_slug=body.slug,
+        text=body.name,
     )
     public = await get_category(session, category_id)
     await _audit(session, org, "created", category_id, None, public)
@@ -321,7 +293,7 @@ async def update_category(
                 )
             value = parent.id
         if field == "slug" and value != category.slug:
-            _check_manual_slug(value)
+            SLUGS.check_manual(value)
         if getattr(category, column) != value:
             new_values[column] = value
     if not new_values:
@@ -339,7 +311,7 @@ async def update_category(
                 update(Category).where(Category.id == category.id).values(**new_values)
             )
     except IntegrityError as exc:
-        if is_unique_violation(exc, SLUG_INDEX):
+        if SLUGS.is_conflict(exc):
             raise SlugConflict() from None
         raise
     after_public = await get_category(session, category.id)

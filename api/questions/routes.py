@@ -36,7 +36,7 @@ def _cursors() -> CursorCodec:
 
 def _not_an_operation(ref: str) -> None:
     """``reorder`` is an operation: other methods on it are 405."""
-    if ref in service.RESERVED_SLUGS:
+    if ref in service.SLUGS.reserved:
         raise MethodNotAllowed()
 
 

@@ -54,7 +54,7 @@ from api.questions.schemas import (
     snapshot_of,
 )
 from api.search import prefix_query, tsquery, weighted_vector
-from api.slugs import SLUG_RE, is_unique_violation, slugify, with_suffix
+from api.slugs import SlugRule
 from billing.limits import ensure_room
 from tasks.outbox import record_event
 from tenancy.audit import Actor
@@ -62,10 +62,9 @@ from tenancy.clock import utcnow
 from tenancy.ids import looks_like_id, new_id
 from tenancy.middleware import OrgContext
 
-SLUG_INDEX = "uq_questions_slug_live"
 LIVE = Question.deleted_at.is_(None)
 # CONTRACT section 8: only `reorder` is an operation under /questions.
-RESERVED_SLUGS = frozenset({"reorder"})
+SLUGS = SlugRule(Question, LIVE, SLUG_MAX, frozenset({"reorder"}), "uq_questions_slug_live")
 REVISIONS_KEPT = 50
 IDEMPOTENCY_TTL = timedelta(hours=24)
 PUBLISHED = "published"
@@ -188,38 +187,6 @@ async def list_revisions(
 
 
 # ---- rules shared by create, PATCH, restore and the sweep ----------------------------------
-
-
-def _check_manual_slug(slug: str) -> None:
-    if slug in RESERVED_SLUGS:
-        raise ValidationFailed(
-            f"{slug!r} is an operation, not a slug.", details=field_error("slug", "reserved word")
-        )
-    if len(slug) > SLUG_MAX or not SLUG_RE.fullmatch(slug):
-        raise ValidationFailed(
-            "The slug is not valid.",
-            details=field_error("slug", "must match ^[a-z0-9]+(?:-[a-z0-9]+)*$, at most 200"),
-        )
-
-
-async def _next_free_slug(session: AsyncSession, base: str) -> str:
-    """The first of ``base``, ``base-2``… not taken by a live question (nor reserved)."""
-    pattern = base.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "-%"
-    taken = set(
-        (
-            await session.execute(
-                select(Question.slug).where(
-                    LIVE, or_(Question.slug == base, Question.slug.like(pattern))
-                )
-            )
-        ).scalars()
-    )
-    n = 1
-    while True:
-        candidate = with_suffix(base, n, SLUG_MAX)
-        if candidate not in taken and candidate not in RESERVED_SLUGS:
-            return candidate
-        n += 1
 
 
 async def _category_id(session: AsyncSession, ref: str) -> str:
@@ -439,23 +406,6 @@ async def _count_live(session: AsyncSession) -> int:
     return (await session.execute(select(func.count()).where(LIVE))).scalar_one()
 
 
-async def _insert(session: AsyncSession, row: dict[str, Any], manual_slug: str | None) -> None:
-    """Insert, re-picking an auto slug if a concurrent create took it first."""
-    for _ in range(20):
-        if manual_slug is None:
-            row["slug"] = await _next_free_slug(session, slugify(row["title"], SLUG_MAX))
-        try:
-            async with session.begin_nested():
-                await session.execute(insert(Question).values(**row))
-            return
-        except IntegrityError as exc:
-            if not is_unique_violation(exc, SLUG_INDEX):
-                raise
-            if manual_slug is not None:
-                raise SlugConflict() from None
-    raise SlugConflict("Could not allocate a free slug; retry.")
-
-
 async def create_question(
     session: AsyncSession,
     org: OrgContext,
@@ -465,7 +415,7 @@ async def create_question(
     request_hash: str = "",
 ) -> Created:
     if body.slug is not None:
-        _check_manual_slug(body.slug)
+        SLUGS.check_manual(body.slug)
     status, scheduled_at = _state_on_create(body.status, body.scheduled_publish_at)
     if idempotency_key is not None:
         replay = await _claim_key(session, idempotency_key, request_hash)
@@ -483,7 +433,7 @@ async def create_question(
             raise SlugConflict()
     now = utcnow()
     question_id = new_id("q")
-    await _insert(
+    await SLUGS.insert(
         session,
         {
             "id": question_id,
@@ -500,7 +450,8 @@ async def create_question(
             "created_at": now,
             "updated_at": now,
         },
-        body.slug,
+        manual_slug=body.slug,
+        text=body.title,
     )
     public = await get_question(session, question_id)
     await record_event(session, org.id, "question.created", public)
@@ -540,7 +491,7 @@ async def _apply(
         if field in changes:
             new[COLUMNS[field]] = changes[field]
     if "slug" in changes and changes["slug"] != question.slug:
-        _check_manual_slug(changes["slug"])
+        SLUGS.check_manual(changes["slug"])
         new["slug"] = changes["slug"]
     if "categoryId" in changes and changes["categoryId"] != question.category_id:
         new["category_id"] = await _category_id(session, changes["categoryId"])
@@ -578,7 +529,7 @@ async def _apply(
                 )
             ).one()
     except IntegrityError as exc:
-        if is_unique_violation(exc, SLUG_INDEX):
+        if SLUGS.is_conflict(exc):
             raise SlugConflict() from None
         raise
     await _add_revision(session, question.id, number, org.actor, changed, before, now)
