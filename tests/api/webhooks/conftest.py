@@ -20,9 +20,11 @@ async def receiver(services: Services) -> AsyncIterator[Receiver]:
     await server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def processes(services: Services, receiver: Receiver) -> Iterator[Processes]:
-    """``faq worker`` and ``faq scheduler`` subprocesses, trusting the receiver's CA."""
+    """``faq worker`` and ``faq scheduler`` subprocesses, trusting the receiver's CA. Package
+    scope: they stop after these tests, so tests elsewhere that read the outbox find their
+    events still there (nothing relays them away)."""
     procs = Processes(services.root, receiver.ca_path)
     procs.start()
     yield procs
