@@ -476,3 +476,23 @@ async def test_a_name_is_resolved_and_sent_with_sni(org, receiver: Receiver, pro
     await org.post(f"/webhooks/{hook['id']}/test")
     await endpoint.wait_for(1)
     assert endpoint.requests[0].headers["Host"] == f"localhost:{receiver.port}"
+
+
+async def test_the_documented_verifier_accepts_real_deliveries(org, endpoint: Endpoint):
+    """The Python example in docs/webhooks.md, run against a delivery as it arrived."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "webhooks.md").read_text()
+    namespace: dict[str, Any] = {}
+    exec(re.search(r"```python\n(.*?)```", doc, re.S).group(1), namespace)
+    verify = namespace["verify"]
+    hook = await create_webhook(org, endpoint.url, events=["category.created"])
+    await org.post("/categories", json={"name": "Documented"})
+    await endpoint.wait_for(1)
+    received = endpoint.requests[0]
+    assert verify(received.body, received.headers, hook["secret"])
+    legacy_only = {k: v for k, v in received.headers.items() if k != "X-Service-Webhook-Signature"}
+    assert verify(received.body, legacy_only, hook["secret"])
+    assert not verify(received.body + b" ", received.headers, hook["secret"])
+    assert not verify(received.body, received.headers, "whsec_" + "B" * 43)
