@@ -51,6 +51,7 @@ class Receiver:
         self.ca.cert_pem.write_to_path(str(self.ca_path))
         self.first_seen: dict[str, tuple[float, int]] = {}
         self.requests = 0
+        self.ids: set[str] = set()
         self.port = 0
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -69,6 +70,7 @@ class Receiver:
             now = time.time()
             self.requests += 1
             delivery_id = request.headers["X-Service-Delivery-Id"]
+            self.ids.add(delivery_id)
             if delivery_id not in self.first_seen:
                 self.first_seen[delivery_id] = (now, orjson.loads(body)["data"]["seq"])
             return web.Response(text="ok")

@@ -456,7 +456,7 @@ async def test_a_slow_receiver_does_not_delay_others(org_factory, receiver: Rece
     for i in range(3):
         await fast_org.post("/categories", json={"name": f"Fast {i}"})
     await fast.wait_for(3, timeout=10)
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 2.5  # behind the slow ones it would take >= 6 s
     assert slow.in_flight <= 3
 
 
