@@ -97,7 +97,7 @@ class Receiver:
 
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 async def make_org_with_webhook(engine: Any, url: str) -> tuple[str, str]:
