@@ -12,5 +12,7 @@ def utcnow() -> datetime:
 def iso(value: datetime | None) -> str | None:
     if value is None:
         return None
-    value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    if value.tzinfo is None or value.utcoffset():  # asyncpg returns UTC: convert only others
+        value = value.astimezone(UTC)
+    # isoformat is C code, several times faster than strftime (it runs 60 times per list page).
+    return value.isoformat(timespec="milliseconds")[:23] + "Z"

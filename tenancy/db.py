@@ -1,8 +1,17 @@
-"""Engines, declarative bases and the one function that binds a session to an org's schema.
+"""Engines, declarative bases and the one place that binds SQL to an org's schema.
 
 Tenant tables are declared in the placeholder schema ``tenant``. No schema of that name ever
-exists, so SQL that runs without an org bound fails instead of reaching another org's data;
-``bind_org`` translates the placeholder to the org's real schema for one session.
+exists, and the role's ``search_path`` is the empty schema ``unbound``, so SQL that runs
+without an org bound fails instead of reaching another org's data.
+
+Binding (``tenant_session``, ``bind_org``): tenant tables render *without* a schema (the
+placeholder is translated to a marker that is stripped just before the SQL is sent), and each
+transaction starts with ``set_config('search_path', '"t_..."', true)``, i.e. ``SET LOCAL``: it
+ends with the transaction, so no pooled connection ever keeps an org's search_path. The SQL
+text is then the same for every org, so asyncpg's per-connection prepared statements (keyed on
+the text) are shared by all orgs. With the schema in the text (``schema_translate_map`` to
+the real schema), each org needs its own prepared statements: at 1,000 orgs nearly every
+query was prepared again and throughput fell to 0.65 of 10 orgs (``docs/performance.md``).
 """
 
 from __future__ import annotations
@@ -11,9 +20,9 @@ import re
 from typing import Any
 
 import orjson
-from sqlalchemy import MetaData
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
-from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy import Connection, MetaData, event, text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, create_async_engine
+from sqlalchemy.orm import DeclarativeBase, Session, SessionTransaction
 
 from tenancy.settings import Settings
 
@@ -22,6 +31,13 @@ SHARED_SCHEMA = "shared"
 # The role's search_path points here: an empty schema nobody may create objects in.
 UNBOUND_SCHEMA = "unbound"
 SCHEMA_NAME_RE = re.compile(r"^t_[0-9a-z]{26}$")
+# Tenant tables render as ``__tenant__.name``; the marker is stripped right before the SQL is
+# sent (``_strip_schema_marker``). Where the strip is missing, the schema does not exist.
+SCHEMA_FREE_MARKER = "__tenant__"
+_MARKER_DOT = SCHEMA_FREE_MARKER + "."
+SCHEMA_FREE: dict[str | None, str | None] = {TENANT_SCHEMA_PLACEHOLDER: SCHEMA_FREE_MARKER}
+_SET_SEARCH_PATH = text("SELECT set_config('search_path', :path, true)")
+_SEARCH_PATH_KEY = "tenant_search_path"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -54,17 +70,21 @@ def _json_dumps(value: Any) -> str:
 
 def make_engine(settings: Settings, *, pool_size: int | None = None) -> AsyncEngine:
     """Create an engine. Call it inside the process (and event loop) that will use it."""
-    return create_async_engine(
+    engine = create_async_engine(
         asyncpg_url(settings.require_database_url()),
         pool_size=pool_size or settings.faq_db_pool_size,
         max_overflow=settings.faq_db_max_overflow,
         pool_recycle=settings.faq_db_pool_recycle_seconds,
-        pool_pre_ping=True,
+        # No ping per checkout (a round trip per request): a connection lost to a restart
+        # fails its request with a clean 503 and invalidates the whole pool at once.
+        pool_pre_ping=False,
         hide_parameters=True,  # exception messages (and so logs) never carry bound values
         json_serializer=_json_dumps,
         json_deserializer=orjson.loads,
         connect_args={"server_settings": {"search_path": UNBOUND_SCHEMA}},
     )
+    _install_schema_free_sql(engine)
+    return engine
 
 
 def checked_schema_name(schema: str) -> str:
@@ -74,19 +94,67 @@ def checked_schema_name(schema: str) -> str:
     return schema
 
 
-def translate_map(schema: str) -> dict[str | None, str | None]:
-    """The schema_translate_map that points tenant tables at ``schema``."""
-    return {TENANT_SCHEMA_PLACEHOLDER: checked_schema_name(schema)}
+def _strip_schema_marker(
+    _conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, _many: bool
+) -> tuple[str, Any]:
+    if _MARKER_DOT in statement:
+        statement = statement.replace(_MARKER_DOT, "")
+    return statement, parameters
 
 
-def bind_org(engine: AsyncEngine, schema: str) -> AsyncEngine:
-    """An engine view whose SQL addresses ``schema`` for every tenant table."""
-    return engine.execution_options(schema_translate_map=translate_map(schema))
+def _install_schema_free_sql(engine: AsyncEngine) -> None:
+    sync_engine = engine.sync_engine
+    if not event.contains(sync_engine, "before_cursor_execute", _strip_schema_marker):
+        event.listen(sync_engine, "before_cursor_execute", _strip_schema_marker, retval=True)
+
+
+_schema_free_engines: dict[int, tuple[AsyncEngine, AsyncEngine]] = {}
+
+
+def _schema_free(engine: AsyncEngine) -> AsyncEngine:
+    """The engine view whose tenant tables render without a schema (one per engine)."""
+    hit = _schema_free_engines.get(id(engine))
+    if hit is not None and hit[0] is engine:
+        return hit[1]
+    _install_schema_free_sql(engine)
+    view = engine.execution_options(schema_translate_map=SCHEMA_FREE)
+    _schema_free_engines[id(engine)] = (engine, view)
+    return view
+
+
+def search_path_of(schema: str) -> str:
+    return f'"{checked_schema_name(schema)}"'
+
+
+class TenantSyncSession(Session):
+    """Sessions of one org: every transaction they begin starts with SET LOCAL search_path."""
+
+
+@event.listens_for(TenantSyncSession, "after_begin")
+def _bind_transaction(
+    session: Session, _transaction: SessionTransaction, connection: Connection
+) -> None:
+    connection.execute(_SET_SEARCH_PATH, {"path": session.info[_SEARCH_PATH_KEY]})
 
 
 def tenant_session(engine: AsyncEngine, schema: str) -> AsyncSession:
     """A session that sees one org's schema (and the shared schema) and nothing else."""
-    return AsyncSession(bind=bind_org(engine, schema), expire_on_commit=False)
+    return AsyncSession(
+        bind=_schema_free(engine),
+        sync_session_class=TenantSyncSession,
+        info={_SEARCH_PATH_KEY: search_path_of(schema)},
+        expire_on_commit=False,
+    )
+
+
+async def bind_org(conn: AsyncConnection, schema: str) -> AsyncConnection:
+    """Bind an open transaction of ``conn`` to ``schema`` (until it ends); returns the view of
+    ``conn`` to run tenant statements on."""
+    if not conn.in_transaction():
+        raise RuntimeError("bind_org needs an open transaction (SET LOCAL ends with it)")
+    _install_schema_free_sql(conn.engine)
+    await conn.execute(_SET_SEARCH_PATH, {"path": search_path_of(schema)})
+    return await conn.execution_options(schema_translate_map=SCHEMA_FREE)
 
 
 def shared_session(engine: AsyncEngine) -> AsyncSession:

@@ -9,11 +9,11 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from billing.plans import Plan
-from tenancy.db import shared_session, tenant_session, translate_map
+from tenancy.db import bind_org, shared_session, tenant_session
 from tenancy.ids import new_id
 from tenancy.keys import notify_tenancy_changed
 from tenancy.models import Organization
-from tenancy.schemas import upgrade_tenant_schema, version_tree
+from tenancy.schemas import provision_tenant_schema, version_tree
 
 ORG_SLUG_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 
@@ -64,9 +64,8 @@ async def create_org(engine: AsyncEngine, slug: str, name: str | None, plan: Pla
                 schema_revision=version_tree("tenant").head,
             )
         )
-        await upgrade_tenant_schema(conn, schema)
-        await conn.execution_options(schema_translate_map=translate_map(schema))
-        await create_default_category(AsyncSession(bind=conn))
+        await provision_tenant_schema(conn, schema)
+        await create_default_category(AsyncSession(bind=await bind_org(conn, schema)))
     return OrgInfo(org_id, slug, name or slug, plan, schema)
 
 

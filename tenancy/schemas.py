@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -96,6 +97,54 @@ async def upgrade_tenant_schema(
     """Create (if needed) and migrate one org schema in the caller's transaction."""
     async with _alembic_lock():
         return await conn.run_sync(_upgrade_tenant_sync, schema, tree or version_tree("tenant"))
+
+
+_head_scripts: dict[str, str] = {}
+
+
+def _offline_head_script(tree: VersionTree) -> str:
+    """The tenant tree from base to head as one SQL script (Alembic's offline mode), with
+    unqualified names: it runs with the new schema first on the search_path."""
+    buffer = io.StringIO()
+
+    def upgrade_steps(rev: Any, _context: Any) -> Any:
+        return tree.script._upgrade_revs("head", rev)
+
+    with EnvironmentContext(
+        tree.config, tree.script, fn=upgrade_steps, as_sql=True, destination_rev="head"
+    ) as env:
+        env.configure(
+            dialect_name="postgresql",
+            output_buffer=buffer,
+            transactional_ddl=False,
+            literal_binds=True,
+        )
+        with env.begin_transaction():
+            env.run_migrations()
+    lines = [line for line in buffer.getvalue().splitlines() if not line.startswith("--")]
+    return "\n".join(lines)
+
+
+async def provision_tenant_schema(
+    conn: AsyncConnection, schema: str, tree: VersionTree | None = None
+) -> None:
+    """Create a new org's schema at the tenant head in the caller's transaction, in one round
+    trip: the same DDL Alembic would run step by step (its offline script, rendered once per
+    process), so ``faq orgs create`` stays fast with any number of orgs."""
+    tree = tree or version_tree("tenant")
+    key = str(tree.script.dir)
+    if key not in _head_scripts:
+        async with _alembic_lock():
+            _head_scripts[key] = _offline_head_script(tree)
+    checked_schema_name(schema)
+    script = (
+        f'CREATE SCHEMA "{schema}";\n'
+        f'SET LOCAL search_path TO "{schema}";\n'
+        f"{_head_scripts[key]}\n"
+        f"SET LOCAL search_path TO {UNBOUND_SCHEMA};"
+    )
+    raw = await conn.get_raw_connection()
+    await raw.driver_connection.execute(script)  # type: ignore[union-attr]
 
 
 async def upgrade_shared_schema(engine: AsyncEngine) -> list[str]:
