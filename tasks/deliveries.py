@@ -2,11 +2,13 @@
 
 The delivery rows are the source of truth. ``deliveries.send`` takes ids and is idempotent:
 
-1. A Redis slot limits deliveries in flight per webhook (``FAQ_WEBHOOK_MAX_IN_FLIGHT``), so one
-   slow receiver cannot hold every worker thread; without a slot the message comes back later.
-2. The claim (one short transaction) takes the row ``FOR UPDATE SKIP LOCKED``, checks it is
-   pending and due, and leases it: ``next_attempt_at`` moves to the end of the lease and a
-   fresh ``lease_token`` names this attempt. A duplicate message finds it not due and stops.
+1. Deliveries in flight per webhook are limited (``FAQ_WEBHOOK_MAX_IN_FLIGHT``): a short wait
+   on an in-process semaphore, then a Redis slot with a lease (across processes), so one slow
+   receiver cannot hold every worker thread; without a slot the message comes back later.
+2. The claim (one short transaction; one conditional UPDATE in the common case, else the row
+   ``FOR UPDATE SKIP LOCKED``) checks it is pending and due, and leases it: ``next_attempt_at``
+   moves to the end of the lease and a fresh ``lease_token`` names this attempt. A duplicate
+   message finds it not due (or done) and stops.
 3. The attempt: resolve the host again, refuse non-public addresses, connect only to the
    addresses checked (a resolver that returns exactly those), SNI and ``Host`` stay the URL's
    host, no redirects, total timeout ``FAQ_WEBHOOK_TIMEOUT_SECONDS``, at most 2 KB of the
