@@ -41,6 +41,7 @@ import redis.asyncio as aioredis
 import structlog
 from aiohttp.abc import AbstractResolver, ResolveResult
 from cryptography.fernet import InvalidToken
+from redis.exceptions import RedisError
 from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
@@ -178,7 +179,11 @@ async def _acquire_slot(webhook_id: str, member: str, lease_seconds: float) -> b
 
 
 async def _release_slot(webhook_id: str, member: str) -> None:
-    await _loop_clients().redis.zrem(_slot_key(webhook_id), member)
+    try:
+        await _loop_clients().redis.zrem(_slot_key(webhook_id), member)
+    except RedisError:
+        # The attempt is recorded already; the slot's lease lets it go by itself.
+        log.warning("webhook_slot_release_failed", webhook_id=webhook_id)
 
 
 # ---- timing --------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import cast
 import dramatiq
 import redis.asyncio as aioredis
 import structlog
+from redis.exceptions import RedisError
 from sqlalchemy import Table, delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -89,7 +90,11 @@ async def relay_org(engine: AsyncEngine, org_id: str, *, clear_flag: bool = Fals
     if schema is None:
         return 0  # the org is gone; its outbox rows went with it (ON DELETE CASCADE)
     if clear_flag:
-        await _redis().delete(_pending_key(org_id))
+        try:
+            await _redis().delete(_pending_key(org_id))
+        except RedisError:
+            # Relay anyway; a later event may wait for the flag's TTL or the periodic relay.
+            log.warning("outbox_relay_flag_not_cleared", org_id=org_id)
     relayed = 0
     while True:
         async with tenant_session(engine, schema) as session:
