@@ -17,12 +17,15 @@ import asyncio
 import ipaddress
 import re
 import socket
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from yarl import URL
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+# Name -> addresses; the event loop's getaddrinfo unless told (tests give a fixed table).
+Resolver = Callable[[str, int], Awaitable[list[IPAddress]]]
 
 MAX_URL_LENGTH = 2048
 RESOLVE_TIMEOUT_SECONDS = 3.0
@@ -257,7 +260,7 @@ def _check_name(host: str, allow_private: bool) -> None:
         raise UnsafeUrl("the host is a loopback name")
 
 
-async def check_url(url: str, *, allow_private: bool) -> None:
+async def check_url(url: str, *, allow_private: bool, resolver: Resolver | None = None) -> None:
     """The create/PATCH check. A name that does not resolve is accepted (it is checked again
     at every delivery); one that resolves must resolve only to allowed addresses."""
     parsed = parse_url(url)
@@ -268,13 +271,15 @@ async def check_url(url: str, *, allow_private: bool) -> None:
         return
     _check_name(parsed.host, allow_private)
     try:
-        addresses = await resolve(parsed.host, parsed.port)
+        addresses = await (resolver or resolve)(parsed.host, parsed.port)
     except (OSError, TimeoutError, UnicodeError):
         return
     _check_addresses(parsed.host, addresses, allow_private)
 
 
-async def resolve_checked(url: str, *, allow_private: bool) -> CheckedTarget:
+async def resolve_checked(
+    url: str, *, allow_private: bool, resolver: Resolver | None = None
+) -> CheckedTarget:
     """The delivery check: resolve again and return the only addresses to connect to.
     UnsafeUrl when the URL is refused, OSError when the name does not resolve."""
     parsed = parse_url(url)
@@ -285,7 +290,7 @@ async def resolve_checked(url: str, *, allow_private: bool) -> CheckedTarget:
         return CheckedTarget(parsed.host, parsed.port, (parsed.literal,))
     _check_name(parsed.host, allow_private)
     try:
-        addresses = await resolve(parsed.host, parsed.port)
+        addresses = await (resolver or resolve)(parsed.host, parsed.port)
     except TimeoutError:
         raise OSError(f"resolving {parsed.host} timed out") from None
     except UnicodeError:

@@ -294,3 +294,58 @@ async def test_the_resolver_answers_only_for_the_checked_host():
             await resolver.resolve("rebound.example.net", 443)
     finally:
         _target.reset(token)
+
+
+def fixed_dns(table: dict[str, list[str]]):
+    """A resolver answering from a table (a stand-in for DNS, as a rebinding attacker's
+    server would answer)."""
+
+    async def resolver(host: str, port: int) -> list:
+        if host not in table:
+            raise OSError(f"{host} does not resolve")
+        return [ipaddress.ip_address(a) for a in table[host]]
+
+    return resolver
+
+
+@pytest.mark.parametrize(
+    "addresses",
+    [
+        ["10.0.0.5"],
+        ["127.0.0.1"],
+        ["169.254.169.254"],
+        ["::1"],
+        ["::ffff:192.168.0.1"],
+        ["93.184.216.34", "10.0.0.5"],  # one bad answer among good ones is enough
+    ],
+)
+async def test_names_resolving_to_non_public_addresses_are_refused(addresses: list[str]):
+    dns = fixed_dns({"hooks.example.com": addresses})
+    with pytest.raises(UnsafeUrl):
+        await check_url("https://hooks.example.com/x", allow_private=False, resolver=dns)
+    with pytest.raises(UnsafeUrl):
+        await resolve_checked("https://hooks.example.com/x", allow_private=False, resolver=dns)
+
+
+async def test_dns_rebinding_is_caught_at_delivery():
+    """Public at create, private at delivery: the delivery's own lookup refuses it, and the
+    addresses it returns are the only ones the connection may use."""
+    public = fixed_dns({"rebind.example.com": ["93.184.216.34"]})
+    await check_url("https://rebind.example.com/x", allow_private=False, resolver=public)
+    target = await resolve_checked(
+        "https://rebind.example.com/x", allow_private=False, resolver=public
+    )
+    assert target.addresses == (ipaddress.ip_address("93.184.216.34"),)
+    rebound = fixed_dns({"rebind.example.com": ["127.0.0.1"]})
+    with pytest.raises(UnsafeUrl):
+        await resolve_checked("https://rebind.example.com/x", allow_private=False, resolver=rebound)
+    metadata = fixed_dns({"rebind.example.com": ["169.254.169.254"]})
+    with pytest.raises(UnsafeUrl):
+        await resolve_checked("https://rebind.example.com/x", allow_private=True, resolver=metadata)
+
+
+async def test_a_name_that_does_not_resolve_is_accepted_at_create_only():
+    dns = fixed_dns({})
+    await check_url("https://later.example.com/x", allow_private=False, resolver=dns)
+    with pytest.raises(OSError):
+        await resolve_checked("https://later.example.com/x", allow_private=False, resolver=dns)
