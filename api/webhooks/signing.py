@@ -30,8 +30,9 @@ DELIVERY_ID_HEADER = "X-Service-Delivery-Id"
 
 
 def new_secret() -> str:
-    """``whsec_`` and 32 random bytes in URL-safe base64 (no padding)."""
-    return SECRET_PREFIX + base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("=")
+    """``whsec_`` and 32 random bytes in URL-safe base64 (padded, like a Fernet key, so any
+    base64url decoder reads it back)."""
+    return SECRET_PREFIX + base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()
 
 
 @lru_cache(maxsize=4)
