@@ -8,12 +8,11 @@ from pydantic import Field
 
 from api.schemas import QueryArgs, RequestBody, ResponseModel, Timestamp
 from api.webhooks.models import Delivery, Webhook
-from tasks.outbox import EVENT_CATALOG
 from tenancy.clock import iso
 
 Url = Annotated[str, Field(min_length=1, max_length=2048)]
 EventName = Annotated[str, Field(min_length=1, max_length=40)]
-Events = Annotated[list[EventName], Field(min_length=1, max_length=len(EVENT_CATALOG))]
+Events = Annotated[list[EventName], Field(min_length=1, max_length=100)]
 Description = Annotated[str, Field(max_length=500)]
 
 

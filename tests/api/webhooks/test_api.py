@@ -377,3 +377,15 @@ async def test_openapi_documents_the_webhook_routes(client):
     doc = await (await client.get("/openapi.json")).get_json()
     paths = {p for p in doc["paths"] if "/webhooks" in p}
     assert len(paths) >= 6, paths
+
+
+async def test_recover_without_a_body(org, endpoint: Endpoint):
+    created = await create_webhook(org, endpoint.url)
+    r = await org.post(f"/webhooks/{created['id']}/recover")
+    assert await error_of(r) == (400, "validation_error")
+
+
+async def test_wrong_method_on_an_operation(org, endpoint: Endpoint):
+    created = await create_webhook(org, endpoint.url)
+    r = await org.get(f"/webhooks/{created['id']}/test")
+    assert await error_of(r) == (405, "method_not_allowed")
