@@ -97,3 +97,31 @@ async def test_redis_stopped_during_writes(
     await asyncio.sleep(1.0)
     assert created_category_ids(endpoint) == Counter(ids)
     assert set(await statuses(engine, org.info.schema_name)) == {"succeeded"}
+
+
+async def test_a_lost_send_message_is_redriven(org, endpoint: Endpoint, engine: AsyncEngine):
+    """A delivery row whose ``deliveries.send`` message never left (committed without the
+    after-commit sends) is found by the re-drive job and delivered."""
+    from api.webhooks.service import NewDelivery, queue_deliveries
+
+    hook = await create_webhook(org, endpoint.url, events=["category.created"])
+    async with tenant_session(engine, org.info.schema_name) as session:
+        [delivery] = await queue_deliveries(
+            session, org.info.id, [NewDelivery(hook["id"], "ping", {"webhookId": hook["id"]})]
+        )
+        await session.commit()  # a plain commit: the queued message is never sent
+    await endpoint.wait_for(1, timeout=20)
+    assert endpoint.requests[0].delivery_id == delivery.id
+
+
+async def test_a_duplicate_message_sends_nothing_again(org, endpoint: Endpoint):
+    from tasks.deliveries import send_delivery
+
+    hook = await create_webhook(org, endpoint.url, events=["category.created"])
+    r = await org.post(f"/webhooks/{hook['id']}/test")
+    delivery_id = (await r.get_json())["data"]["id"]
+    await endpoint.wait_for(1)
+    for _ in range(3):
+        send_delivery.send(org.info.id, delivery_id, hook["id"])
+    await asyncio.sleep(1.5)
+    assert len(endpoint.requests) == 1
