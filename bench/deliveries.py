@@ -221,8 +221,8 @@ async def run(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> None:
             f"max {max(latencies):.0f} ms"
         )
         print(
-            f"receiver saw {receiver.requests} requests for {len(receiver.first_seen)} ids "
-            "in the latency phase and before"
+            f"requests received: {receiver.requests}, distinct delivery ids: "
+            f"{len(receiver.ids)} (duplicates: {receiver.requests - len(receiver.ids)})"
         )
     finally:
         os.killpg(worker.pid, 9)
