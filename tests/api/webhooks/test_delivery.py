@@ -254,7 +254,7 @@ async def test_timeout_is_a_failure(org, receiver: Receiver):
     delivery = await delivery_where(org, hook["id"], lambda d: d["status"] == "succeeded", 20)
     first, second = delivery["attempts"]
     assert first["responseStatus"] is None and "no response within 2" in first["error"]
-    assert 1900 <= first["durationMs"] <= 3000
+    assert 1900 <= first["durationMs"] <= 4500  # 2 s, plus a busy event loop's slack
     assert second["responseStatus"] == 200 and second["error"] is None
 
 
