@@ -35,7 +35,7 @@ class Bench:
         self.orgs = args.orgs or (1_000 if self.quick else 10_000)
         self.seconds = args.seconds or (6.0 if self.quick else 20.0)
         self.warmup = 2.0 if self.quick else 5.0
-        self.soak = args.soak or (20.0 if self.quick else 600.0)
+        self.soak = args.soak or (30.0 if self.quick else 600.0)
         self.processes = args.processes
         self.only = set(args.only.split(",")) if args.only else None
         self.rows: list[dict[str, Any]] = []
@@ -120,6 +120,8 @@ class Bench:
         self.world.psql("VACUUM ANALYZE")
         self.service = self.world.serve()
         self.base = self.service.base
+        # The same service with the response cache off: what PostgreSQL and the ORM path cost.
+        self.uncached = self.world.serve({"FAQ_RESPONSE_CACHE_MB": "0"})
         key = self.main["key"]
         self.auth = {"Authorization": f"Bearer {key}"}
         cats = ok(self.base, "GET", f"/api/v1/{MAIN_ORG}/categories", key)
@@ -145,16 +147,27 @@ class Bench:
     def pair(
         self, ref_path: str, svc_script: str, ref_script: str | None = None
     ) -> tuple[load.LoadResult, load.LoadResult]:
-        """Reference then service, back to back, each after a short warm-up."""
+        ref, (svc,) = self.measure(ref_path, svc_script, [self.base], ref_script)
+        return ref, svc
+
+    def measure(
+        self, ref_path: str, svc_script: str, bases: list[str], ref_script: str | None = None
+    ) -> tuple[load.LoadResult, list[load.LoadResult]]:
+        """Reference then each service, back to back, each after a short warm-up."""
         assert self.reference is not None
         ref_script = ref_script or load.request_list_script([("GET", ref_path, {}, None)])
         load.run_wrk(self.reference.base, ref_script, seconds=self.warmup)
         ref = load.run_wrk(self.reference.base, ref_script, seconds=self.seconds)
-        load.run_wrk(self.base, svc_script, seconds=self.warmup)
-        svc = load.run_wrk(self.base, svc_script, seconds=self.seconds)
-        if svc.errors or ref.errors:
-            raise RuntimeError(f"errors under load: service {svc.errors}, reference {ref.errors}")
-        return ref, svc
+        out = []
+        for base in bases:
+            load.run_wrk(base, svc_script, seconds=self.warmup)
+            svc = load.run_wrk(base, svc_script, seconds=self.seconds)
+            if svc.errors:
+                raise RuntimeError(f"errors under load: service {svc.errors}")
+            out.append(svc)
+        if ref.errors:
+            raise RuntimeError(f"errors under load: reference {ref.errors}")
+        return ref, out
 
     def start_reference(self) -> None:
         """Capture the service's exact bytes, and serve them from memory with bare Quart."""
@@ -198,43 +211,47 @@ class Bench:
 
     def row_list_read_write(self) -> None:
         main = [self.main]
+        bases = [self.base, self.uncached.base]
         if self.wanted("list"):
-            ref, svc = self.pair("/r/list", self.get_list(main))
-            self.row(
-                "list (req/s)",
-                "GET /questions?limit=20, 10,000 questions",
-                svc.rps,
-                ref.rps,
-                "req/s",
-                ">= 0.4",
-                svc.rps / ref.rps >= 0.4,
-                service=svc.as_json(),
-                bare=ref.as_json(),
-            )
-            self.row(
-                "list p99",
-                "same run",
-                svc.p99_ms,
-                ref.p99_ms,
-                "ms",
-                "<= 1.5x",
-                svc.p99_ms / ref.p99_ms <= 1.5,
-            )
+            ref, (svc, raw) = self.measure("/r/list", self.get_list(main), bases)
+            for label, res in (("", svc), (", cache off", raw)):
+                self.row(
+                    f"list{label} (req/s)",
+                    "GET /questions?limit=20, 10,000 questions"
+                    + (" (FAQ_RESPONSE_CACHE_MB=0)" if label else ""),
+                    res.rps,
+                    ref.rps,
+                    "req/s",
+                    ">= 0.4",
+                    res.rps / ref.rps >= 0.4,
+                    service=res.as_json(),
+                    bare=ref.as_json(),
+                )
+                self.row(
+                    f"list{label} p99",
+                    "same run",
+                    res.p99_ms,
+                    ref.p99_ms,
+                    "ms",
+                    "<= 1.5x",
+                    res.p99_ms / ref.p99_ms <= 1.5,
+                )
         if self.wanted("read"):
             path = self.org_path(MAIN_ORG, f"/questions/{self.read_slug}")
             script = load.request_list_script([("GET", path, self.auth, None)])
-            ref, svc = self.pair("/r/read", script)
-            self.row(
-                "single read (req/s)",
-                "GET /questions/{slug}",
-                svc.rps,
-                ref.rps,
-                "req/s",
-                ">= 0.5",
-                svc.rps / ref.rps >= 0.5,
-                service=svc.as_json(),
-                bare=ref.as_json(),
-            )
+            ref, (svc, raw) = self.measure("/r/read", script, bases)
+            for label, res in (("", svc), (", cache off", raw)):
+                self.row(
+                    f"single read{label} (req/s)",
+                    "GET /questions/{slug}" + (" (FAQ_RESPONSE_CACHE_MB=0)" if label else ""),
+                    res.rps,
+                    ref.rps,
+                    "req/s",
+                    ">= 0.5",
+                    res.rps / ref.rps >= 0.5,
+                    service=res.as_json(),
+                    bare=ref.as_json(),
+                )
         if self.wanted("write"):
             key = self.main["key"]
             for n in range(3):
@@ -270,17 +287,22 @@ class Bench:
             )
 
     def row_flatness(self) -> None:
+        self.flatness(self.base, "")
+        self.flatness(self.uncached.base, ", cache off")
+
+    def flatness(self, base: str, label: str) -> None:
         few = self.all_orgs[:10]
         many = self.all_orgs
         n = len(many)
         few_script, many_script = self.get_list(few), self.get_list(many)
-        # Warm both: every org's key and org record in the directory cache (one pass over all).
-        load.run_wrk(self.base, many_script, seconds=self.warmup * 2)
-        load.run_wrk(self.base, few_script, seconds=self.warmup)
-        a = load.run_wrk(self.base, few_script, seconds=self.seconds)
-        b = load.run_wrk(self.base, many_script, seconds=self.seconds)
-        a2 = load.run_wrk(self.base, few_script, seconds=self.seconds)
-        b2 = load.run_wrk(self.base, many_script, seconds=self.seconds)
+        # Warm both: every org's key and org record in the directory cache, and its first page
+        # in the response cache (about one pass over all the orgs).
+        load.run_wrk(base, many_script, seconds=max(self.warmup * 3, min(60.0, n / 250)))
+        load.run_wrk(base, few_script, seconds=self.warmup)
+        a = load.run_wrk(base, few_script, seconds=self.seconds)
+        b = load.run_wrk(base, many_script, seconds=self.seconds)
+        a2 = load.run_wrk(base, few_script, seconds=self.seconds)
+        b2 = load.run_wrk(base, many_script, seconds=self.seconds)
         if a.errors or b.errors or a2.errors or b2.errors:
             raise RuntimeError("errors under load in the flatness row")
         few_rps = (a.rps + a2.rps) / 2
@@ -312,9 +334,10 @@ class Bench:
         script = self.get_list(self.all_orgs)
         samples: list[tuple[float, int, int]] = []
         started = time.monotonic()
-        chunk = min(30.0, self.soak)
+        chunk = max(5.0, min(30.0, self.soak / 6))
         while time.monotonic() - started < self.soak:
-            load.run_wrk(self.base, script, seconds=chunk)
+            # The uncached service: every request reaches PostgreSQL (the worst case for it).
+            load.run_wrk(self.uncached.base, script, seconds=chunk)
             rss = backend_rss_kb(self.world)
             samples.append((round(time.monotonic() - started, 1), sum(rss.values()), len(rss)))
             self.log(
@@ -502,6 +525,28 @@ class Bench:
         print(f"written to {RESULTS.relative_to(ROOT)}")
 
 
+def markdown(doc: dict[str, Any]) -> str:
+    """The results as the markdown table of docs/performance.md (``python -m bench --table``)."""
+    lines = [
+        f"Mode **{doc['mode']}** ({doc['info'].get('orgs')} orgs), {doc['when']}, "
+        f"{doc['machine']['cpus']} CPUs, {doc['connections']} connections, "
+        f"{doc['load_seconds']:.0f} s per load run, PostgreSQL fsync {doc['postgres_fsync']}.",
+        "",
+        "| row | measured as | figure | reference | ratio | target | result |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in doc["rows"]:
+        if "error" in r:
+            lines.append(f"| {r['row']} | error: {r['error']} | | | | | not measured |")
+            continue
+        result = {True: "met", False: "**missed**", None: "info"}[r["met"]]
+        lines.append(
+            f"| {r['row']} | {r['measured_as']} | {r['figure']} {r['unit']} | "
+            f"{r['reference']} | {r['ratio']} | {r['target']} | {result} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--quick", action="store_true", help="1,000 orgs, short runs (< 3 min)")
@@ -514,7 +559,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--only", default="", help="comma list of rows: list,read,write,flatness,..."
     )
-    return Bench(parser.parse_args(argv)).run()
+    parser.add_argument("--table", action="store_true", help="print results.json as markdown")
+    args = parser.parse_args(argv)
+    if args.table:
+        print(markdown(json.loads(RESULTS.read_text())))
+        return 0
+    return Bench(args).run()
 
 
 if __name__ == "__main__":

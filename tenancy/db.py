@@ -22,7 +22,8 @@ from typing import Any
 import orjson
 from sqlalchemy import Connection, MetaData, event, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, create_async_engine
-from sqlalchemy.orm import DeclarativeBase, Session, SessionTransaction
+from sqlalchemy.orm import DeclarativeBase, ORMExecuteState, Session, SessionTransaction
+from sqlalchemy.util import await_only
 
 from tenancy.settings import Settings
 
@@ -135,6 +136,39 @@ def _bind_transaction(
     session: Session, _transaction: SessionTransaction, connection: Connection
 ) -> None:
     connection.execute(_SET_SEARCH_PATH, {"path": session.info[_SEARCH_PATH_KEY]})
+
+
+@event.listens_for(TenantSyncSession, "do_orm_execute")
+def _note_statement(state: ORMExecuteState) -> None:
+    if not state.is_select:
+        from tenancy.response_cache import note_write
+
+        table = getattr(state.statement, "table", None)
+        note_write(state.session.info, getattr(table, "name", None))
+
+
+@event.listens_for(TenantSyncSession, "after_flush")
+def _note_flush(session: Session, _context: Any) -> None:
+    from tenancy.response_cache import note_write
+
+    for obj in (*session.new, *session.dirty, *session.deleted):
+        note_write(session.info, getattr(getattr(obj, "__table__", None), "name", None))
+
+
+@event.listens_for(TenantSyncSession, "after_commit")
+def _bump_generation(session: Session) -> None:
+    """A committed write to cached tables: the org's cached reads are stale in every process."""
+    from tenancy.response_cache import WROTE_KEY, bump
+
+    if session.info.pop(WROTE_KEY, False):
+        await_only(bump(session.info[_SEARCH_PATH_KEY].strip('"')))
+
+
+@event.listens_for(TenantSyncSession, "after_soft_rollback")
+def _forget_writes(session: Session, _previous: Any) -> None:
+    from tenancy.response_cache import WROTE_KEY
+
+    session.info.pop(WROTE_KEY, None)
 
 
 def tenant_session(engine: AsyncEngine, schema: str) -> AsyncSession:

@@ -21,7 +21,13 @@ from tenancy.audit import Actor, api_key_actor
 from tenancy.db import tenant_session
 from tenancy.directory import Directory
 from tenancy.keys import grants, hash_key
-from tenancy.rate_limit import RateLimiter
+from tenancy.rate_limit import RateDecision, RateLimiter
+from tenancy.response_cache import (
+    CACHEABLE_ENDPOINTS,
+    ResponseCache,
+    generation_key,
+    initial_generation,
+)
 from tenancy.transactions import commit, discard_after_commit
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -54,11 +60,16 @@ class Tenancy:
     """The app extension holding the engine, the key/org directory and the rate limiter."""
 
     def __init__(
-        self, engine: AsyncEngine, directory: Directory, rate_limiter: RateLimiter | None = None
+        self,
+        engine: AsyncEngine,
+        directory: Directory,
+        rate_limiter: RateLimiter | None = None,
+        cache: ResponseCache | None = None,
     ) -> None:
         self.engine = engine
         self.directory = directory
         self.rate_limiter = rate_limiter
+        self.cache = cache
 
 
 def tenancy() -> Tenancy:
@@ -84,7 +95,7 @@ def _bearer_token() -> str:
     return token.strip()
 
 
-async def bind_request_to_org() -> None:
+async def bind_request_to_org() -> Response | None:
     view = current_app.view_functions[request.endpoint or ""]
     required = getattr(view, SCOPE_ATTRIBUTE, None)
     if required is None:
@@ -99,9 +110,22 @@ async def bind_request_to_org() -> None:
     org = await ext.directory.org(slug)
     if org is None or org.id != key.org_id:
         raise OrgNotFound()
+    cacheable = (
+        ext.cache is not None
+        and ext.cache.enabled
+        and request.method == "GET"
+        and request.endpoint in CACHEABLE_ENDPOINTS
+    )
+    generation: bytes | None = None
+    decision: RateDecision | None = None
     if ext.rate_limiter is not None:
-        decision = await ext.rate_limiter.hit(key.fingerprint, org.plan)
+        decision = await ext.rate_limiter.hit(
+            key.fingerprint,
+            org.plan,
+            also_get=generation_key(org.schema_name) if cacheable else None,
+        )
         if decision is not None:
+            generation = decision.fetched
             g.rate_headers = decision.headers()
             if not decision.allowed:
                 raise RateLimited(
@@ -111,7 +135,17 @@ async def bind_request_to_org() -> None:
     if not grants(list(key.scopes), required):
         raise InsufficientScope(f"This operation requires the {required!r} scope.")
     g.org = OrgContext(org.id, org.slug, org.plan, org.schema_name, key.fingerprint, key.scopes)
+    if cacheable and ext.cache is not None and decision is not None:
+        if generation is None:
+            generation = await initial_generation(org.schema_name)
+        if generation is not None:
+            path = request.full_path
+            body = ext.cache.get(org.schema_name, path, generation)
+            if body is not None:
+                return Response(body, content_type="application/json")
+            g.cache_slot = (org.schema_name, path, generation)
     g.db = tenant_session(ext.engine, org.schema_name)
+    return None
 
 
 async def finish_request_transaction(response: Response) -> Response:
@@ -123,6 +157,12 @@ async def finish_request_transaction(response: Response) -> Response:
     try:
         if response.status_code < 400:
             await commit(session)
+            slot: tuple[str, str, bytes] | None = g.pop("cache_slot", None)
+            cache = tenancy().cache
+            if slot is not None and cache is not None and response.status_code == 200:
+                body = await response.get_data()
+                assert isinstance(body, bytes)
+                cache.put(slot[0], slot[1], slot[2], body)
         else:
             discard_after_commit(session)
             await session.rollback()

@@ -36,7 +36,13 @@ class Settings(BaseSettings):
 
     faq_db_pool_size: int = Field(default=10, ge=1)
     faq_db_max_overflow: int = Field(default=10, ge=0)
-    faq_db_pool_recycle_seconds: int = Field(default=1800, ge=60)
+    # Short on purpose: a backend caches the catalog of every schema it touches (about 40 kB
+    # each, never freed); recycling bounds that to what one connection touches in this time.
+    faq_db_pool_recycle_seconds: int = Field(default=120, ge=60)
+    # Cached bodies of question/category reads per API process (0: off); see
+    # tenancy/response_cache.py. Entries also expire after FAQ_RESPONSE_CACHE_SECONDS.
+    faq_response_cache_mb: int = Field(default=128, ge=0)
+    faq_response_cache_seconds: float = Field(default=300, gt=0)
     faq_max_body_bytes: int = Field(default=1_048_576, ge=1024)
     faq_rate_limits: str | None = None  # e.g. "FREE=300,STARTER=1200" (per key per minute)
     faq_rate_limit_window_seconds: int = Field(default=60, ge=1)
