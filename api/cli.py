@@ -203,9 +203,52 @@ def cmd_jobs_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_secret_key(_args: argparse.Namespace) -> int:
-    print(Fernet.generate_key().decode())
-    return 0
+def cmd_secret_key(args: argparse.Namespace) -> int:
+    if args.action == "new":
+        print(Fernet.generate_key().decode())
+        return 0
+    return cmd_rotate_secret_key()
+
+
+def cmd_rotate_secret_key() -> int:
+    """Re-encrypt every webhook secret of every org under the newest ``FAQ_SECRET_KEY``."""
+    from sqlalchemy import select, update
+
+    from api.webhooks.models import Webhook
+    from api.webhooks.signing import reencrypt_secret
+    from tenancy.db import shared_session, tenant_session
+    from tenancy.models import Organization
+
+    async def work(engine: Any) -> int:
+        async with shared_session(engine) as session:
+            orgs = (
+                await session.execute(
+                    select(Organization.slug, Organization.schema_name).order_by(
+                        Organization.created_at
+                    )
+                )
+            ).all()
+        total = 0
+        for slug, schema in orgs:
+            async with tenant_session(engine, schema) as session, session.begin():
+                rows = (
+                    await session.execute(
+                        select(Webhook.id, Webhook.secret_ciphertext).with_for_update()
+                    )
+                ).all()
+                for webhook_id, ciphertext in rows:
+                    await session.execute(
+                        update(Webhook)
+                        .where(Webhook.id == webhook_id)
+                        .values(secret_ciphertext=reencrypt_secret(ciphertext))
+                    )
+            total += len(rows)
+            print(f"{slug}: {len(rows)} webhook secrets re-encrypted", flush=True)
+        print(f"done: {total} webhook secrets now under the newest key")
+        return 0
+
+    result: int = asyncio.run(_with_engine(work))
+    return result
 
 
 # ---- dev -----------------------------------------------------------------------------------
@@ -355,9 +398,13 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument("--bind", default="127.0.0.1:8000")
     dev.set_defaults(func=cmd_dev)
 
-    sub.add_parser("secret-key", help="print a new FAQ_SECRET_KEY").set_defaults(
-        func=cmd_secret_key
+    secret_key = sub.add_parser(
+        "secret-key",
+        help="`new`: print a new FAQ_SECRET_KEY; `rotate`: re-encrypt webhook secrets "
+        "under the newest key of FAQ_SECRET_KEY (NEW,OLD)",
     )
+    secret_key.add_argument("action", nargs="?", choices=["new", "rotate"], default="new")
+    secret_key.set_defaults(func=cmd_secret_key)
     return parser
 
 

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 import orjson
-from cryptography.fernet import Fernet
+from cryptography.fernet import Fernet, MultiFernet
 
 from tenancy.clock import iso
 from tenancy.settings import get_settings
@@ -36,16 +36,27 @@ def new_secret() -> str:
 
 
 @lru_cache(maxsize=4)
-def _fernet(key: str) -> Fernet:
-    return Fernet(key.encode())
+def _cipher(keys: tuple[str, ...]) -> MultiFernet:
+    return MultiFernet([Fernet(key.encode()) for key in keys])
+
+
+def _keys() -> MultiFernet:
+    """``FAQ_SECRET_KEY`` may list several keys, newest first: the newest encrypts, every one
+    decrypts (so the key can be rotated without downtime)."""
+    return _cipher(tuple(get_settings().secret_keys()))
 
 
 def encrypt_secret(secret: str) -> str:
-    return _fernet(get_settings().require_secret_key()).encrypt(secret.encode()).decode()
+    return _keys().encrypt(secret.encode()).decode()
 
 
 def decrypt_secret(ciphertext: str) -> str:
-    return _fernet(get_settings().require_secret_key()).decrypt(ciphertext.encode()).decode()
+    return _keys().decrypt(ciphertext.encode()).decode()
+
+
+def reencrypt_secret(ciphertext: str) -> str:
+    """The same secret encrypted under the newest key (``faq secret-key rotate``)."""
+    return _keys().rotate(ciphertext.encode()).decode()
 
 
 def delivery_body(delivery_id: str, event: str, data: Any, signed_at: datetime) -> dict[str, Any]:

@@ -19,10 +19,10 @@ OPERATIONS = REPO / "docs" / "operations.md"
 LOCAL_PYTHON = str(REPO / ".venv" / "bin" / "python")
 
 
-def documented_script() -> str:
+def documented_steps() -> str:
     text = OPERATIONS.read_text()
-    match = re.search(r"<!-- reencrypt-webhook-secrets -->\n```python\n(.*?)```", text, re.S)
-    assert match, "the re-encryption script is missing from docs/operations.md"
+    match = re.search(r"## Rotating `FAQ_SECRET_KEY`\n(.*?)\n## ", text, re.S)
+    assert match, "the rotation procedure is missing from docs/operations.md"
     return match.group(1)
 
 
@@ -51,12 +51,6 @@ def stored_ciphertexts(env: dict[str, str]) -> list[str]:
     assert result.returncode == 0, result.stderr
     found: list[str] = json.loads(result.stdout)
     return found
-
-
-def run_script(env: dict[str, str], script: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [LOCAL_PYTHON, "-"], input=script, env=env, capture_output=True, text=True, timeout=60
-    )
 
 
 def test_documented_rotation_re_encrypts_webhook_secrets_under_the_new_key(
@@ -112,23 +106,21 @@ def test_documented_rotation_re_encrypts_webhook_secrets_under_the_new_key(
     (before,) = stored_ciphertexts(env)
     assert Fernet(old_key).decrypt(before.encode()).decode() == secret
 
-    script = documented_script()
-    # Step 3: in a pod with the old key, NEW_FAQ_SECRET_KEY given.
-    first = run_script({**env, "NEW_FAQ_SECRET_KEY": new_key}, script)
-    assert first.returncode == 0, first.stderr
-    assert "rot-a: 1 webhook secrets re-encrypted" in first.stdout
-    assert "rot-b: 0 webhook secrets re-encrypted" in first.stdout
-    # Step 5: in a pod with the new key, the old one as OLD_FAQ_SECRET_KEY: harmless again.
-    second = run_script(
-        {
-            **env,
-            "FAQ_SECRET_KEY": new_key,
-            "NEW_FAQ_SECRET_KEY": new_key,
-            "OLD_FAQ_SECRET_KEY": old_key,
-        },
-        script,
+    steps = documented_steps()
+    assert "faq secret-key rotate" in steps and "NEW,OLD" in steps
+    # Step 2: every process runs with NEW,OLD; step 3: `faq secret-key rotate`.
+    both = {**env, "FAQ_SECRET_KEY": f"{new_key},{old_key}"}
+    rotated = subprocess.run(
+        [*faq, "secret-key", "rotate"], env=both, capture_output=True, text=True, timeout=60
     )
-    assert second.returncode == 0, second.stderr
+    assert rotated.returncode == 0, rotated.stderr
+    assert "rot-a: 1 webhook secrets re-encrypted" in rotated.stdout
+    assert "rot-b: 0 webhook secrets re-encrypted" in rotated.stdout
+    # Running it again is harmless.
+    again = subprocess.run(
+        [*faq, "secret-key", "rotate"], env=both, capture_output=True, text=True, timeout=60
+    )
+    assert again.returncode == 0, again.stderr
 
     (after,) = stored_ciphertexts(env)
     assert after != before
