@@ -5,6 +5,7 @@ request lists, or a unique body per request for writes), every run bounded by ``
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -46,6 +47,20 @@ class LoadResult:
             "requests": self.requests,
             "errors": self.errors,
         }
+
+
+def ensure_wrk() -> str:
+    """``command -v wrk || (apt-get update && apt-get install -y wrk)`` (Debian package)."""
+    found = shutil.which("wrk")
+    if found is None and shutil.which("apt-get") is not None:
+        sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+        print("wrk not found: installing the Debian package", flush=True)
+        subprocess.run([*sudo, "apt-get", "update", "-qq"], check=False, timeout=300)
+        subprocess.run([*sudo, "apt-get", "install", "-y", "-qq", "wrk"], check=False, timeout=300)
+        found = shutil.which("wrk")
+    if found is None:
+        raise RuntimeError("wrk is not installed and could not be (apt-get install wrk)")
+    return found
 
 
 def wrk_binary() -> str:
