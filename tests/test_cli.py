@@ -39,6 +39,24 @@ async def test_orgs_create_and_keys_create_print_json(client: Any) -> None:
 
     assert hashlib.sha256(issued["key"].encode()).hexdigest()[:16] == issued["fingerprint"]
 
+    # Only the hash is stored: no column of the key's row holds the key itself.
+    from sqlalchemy import text
+
+    from tenancy.db import make_engine
+    from tenancy.settings import get_settings
+
+    engine = make_engine(get_settings(), pool_size=1)
+    async with engine.connect() as conn:
+        row = (
+            await conn.execute(
+                text("SELECT * FROM shared.api_keys WHERE fingerprint = :f"),
+                {"f": issued["fingerprint"]},
+            )
+        ).one()
+    await engine.dispose()
+    assert row.key_hash == hashlib.sha256(issued["key"].encode()).hexdigest()
+    assert issued["key"] not in str(tuple(row))
+
     auth = {"Authorization": f"Bearer {issued['key']}"}
     r = await client.get(f"/api/v1/{slug}/categories", headers=auth)
     assert r.status_code == 200
