@@ -189,7 +189,10 @@ async def run(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> None:
     await upgrade_shared_schema(engine)
     await migrate_tenants(engine)
 
-    worker_env = {**os.environ, "FAQ_LOG_LEVEL": "WARNING"}
+    worker_env = {
+        **os.environ,
+        "FAQ_LOG_LEVEL": os.environ.get("BENCH_WORKER_LOG_LEVEL", "WARNING"),
+    }
     log = (tmp / "worker.log").open("wb")
     worker = subprocess.Popen(
         [sys.executable, "-m", "api.cli", "worker", "--processes", "1", "--threads", "8"],
@@ -225,6 +228,8 @@ async def run(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> None:
             f"{len(receiver.ids)} (duplicates: {receiver.requests - len(receiver.ids)})"
         )
     finally:
+        if os.environ.get("BENCH_KEEP_LOG"):
+            shutil.copy(tmp / "worker.log", os.environ["BENCH_KEEP_LOG"])
         os.killpg(worker.pid, 9)
         worker.wait()
         await engine.dispose()

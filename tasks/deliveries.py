@@ -42,13 +42,13 @@ import structlog
 from aiohttp.abc import AbstractResolver, ResolveResult
 from cryptography.fernet import InvalidToken
 from redis.exceptions import RedisError
-from sqlalchemy import bindparam, delete, func, select, update
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy import String, any_, bindparam, delete, func, select, text, update
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from api.webhooks.models import DELIVERIES as D
+from api.webhooks.models import TS, Delivery, DeliverySchedule, Webhook
 from api.webhooks.models import WEBHOOKS as W
-from api.webhooks.models import Delivery, DeliverySchedule, Webhook
 from api.webhooks.service import mark_due, stop_pending_deliveries
 from api.webhooks.signing import decrypt_secret, delivery_body, signed_request
 from api.webhooks.url_safety import CheckedTarget, UnsafeUrl, resolve_checked
@@ -68,7 +68,12 @@ JITTER = 0.2
 BODY_CAP_BYTES = 2048
 DUE_TOLERANCE = timedelta(seconds=1)
 BUSY_RETRY_SECONDS = 1.0
+BUSY_RETRY_CAP_SECONDS = 30.0
 LOCAL_WAIT_SECONDS = 0.1
+# A message of many deliveries stops taking new waves after this long (the rest goes back to
+# the queue), so a slow receiver holds a worker thread for about one timeout at most.
+BATCH_HOLD_SECONDS = 2.0
+SEND_BATCH = 50  # deliveries per fan-out message (one webhook)
 REDRIVE_MAX_ORGS = 1000
 REDRIVE_BATCH = 1000
 
@@ -117,6 +122,7 @@ def _ssl_context(settings: Settings) -> ssl.SSLContext:
 class LoopClients:
     http: aiohttp.ClientSession
     redis: aioredis.Redis
+    acquire: Any  # the slot script, registered once (EVALSHA, not the script text per call)
 
 
 _clients: dict[int, LoopClients] = {}
@@ -135,11 +141,13 @@ def _loop_clients(settings: Settings | None = None) -> LoopClients:
             limit_per_host=0,  # webhooks sharing a host must not queue behind each other
             keepalive_timeout=30,
         )
+        redis = aioredis.Redis.from_url(settings.require_redis_url())
         clients = _clients[loop_id] = LoopClients(
             http=aiohttp.ClientSession(
                 connector=connector, auto_decompress=False, raise_for_status=False
             ),
-            redis=aioredis.Redis.from_url(settings.require_redis_url()),
+            redis=redis,
+            acquire=redis.register_script(_ACQUIRE),
         )
     return clients
 
@@ -148,12 +156,15 @@ def _loop_clients(settings: Settings | None = None) -> LoopClients:
 
 _ACQUIRE = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
-  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
-  redis.call('PEXPIRE', KEYS[1], ARGV[5])
-  return 1
+local free = tonumber(ARGV[2]) - redis.call('ZCARD', KEYS[1])
+local granted = 0
+for i = 5, #ARGV do
+  if granted >= free then break end
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[i])
+  granted = granted + 1
 end
-return 0
+if granted > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+return granted
 """
 
 
@@ -161,29 +172,41 @@ def _slot_key(webhook_id: str) -> str:
     return f"faq:webhook-in-flight:{webhook_id}"
 
 
-async def _acquire_slot(webhook_id: str, member: str, lease_seconds: float) -> bool:
+async def _acquire_slots(webhook_id: str, members: list[str], lease_seconds: float) -> int:
+    """Take up to ``len(members)`` of the webhook's slots (across processes), each with a
+    lease; returns how many were granted (the first ones of ``members``)."""
     settings = get_settings()
     now_ms = int(time.time() * 1000)
     lease_ms = int(lease_seconds * 1000)
-    acquired = await _loop_clients().redis.eval(  # type: ignore[misc]
-        _ACQUIRE,
-        1,
-        _slot_key(webhook_id),
-        now_ms,
-        settings.faq_webhook_max_in_flight,
-        now_ms + lease_ms,
-        member,
-        lease_ms * 2,
+    granted = await _loop_clients().acquire(
+        keys=[_slot_key(webhook_id)],
+        args=[
+            now_ms,
+            settings.faq_webhook_max_in_flight,
+            now_ms + lease_ms,
+            lease_ms * 2,
+            *members,
+        ],
     )
-    return bool(acquired)
+    return int(granted)
 
 
-async def _release_slot(webhook_id: str, member: str) -> None:
+async def _acquire_slot(webhook_id: str, member: str, lease_seconds: float) -> bool:
+    return await _acquire_slots(webhook_id, [member], lease_seconds) == 1
+
+
+async def _release_slots(webhook_id: str, members: list[str]) -> None:
+    if not members:
+        return
     try:
-        await _loop_clients().redis.zrem(_slot_key(webhook_id), member)
+        await _loop_clients().redis.zrem(_slot_key(webhook_id), *members)
     except RedisError:
         # The attempt is recorded already; the slot's lease lets it go by itself.
         log.warning("webhook_slot_release_failed", webhook_id=webhook_id)
+
+
+async def _release_slot(webhook_id: str, member: str) -> None:
+    await _release_slots(webhook_id, [member])
 
 
 # ---- timing --------------------------------------------------------------------------------
@@ -269,15 +292,24 @@ def _lost_attempt(started_at: datetime | None) -> dict[str, Any]:
 async def _claim_fast(
     session: AsyncSession, org_id: str, delivery_id: str, settings: Settings
 ) -> Claim | None:
-    """The common case in one statement: pending, due, webhook not deleted, no lost attempt
-    to write down. Anything else (or a row another claim holds) goes the careful way."""
+    claims = await _claim_fast_many(session, org_id, [delivery_id], settings)
+    return claims[0] if claims else None
+
+
+async def _claim_fast_many(
+    session: AsyncSession, org_id: str, delivery_ids: list[str], settings: Settings
+) -> list[Claim]:
+    """The common case in one statement for a wave of deliveries (one webhook): pending, due,
+    webhook not deleted, no lost attempt to write down. Each claimed row gets a fresh lease
+    token naming this attempt (a random token per wave: it names one attempt of each row).
+    Anything else (or a row another claim holds) goes the careful way, one by one."""
     now = utcnow()
     token = secrets.token_hex(8)
-    row = (
+    rows = (
         await session.execute(
             update(D)
             .where(
-                D.c.id == delivery_id,
+                D.c.id == any_(bindparam("ids", delivery_ids, type_=ARRAY(String))),
                 D.c.status == "pending",
                 D.c.next_attempt_at <= now + DUE_TOLERANCE,
                 D.c.attempt_count < MAX_ATTEMPTS,
@@ -293,6 +325,7 @@ async def _claim_fast(
                 updated_at=now,
             )
             .returning(
+                D.c.id,
                 D.c.webhook_id,
                 D.c.event,
                 D.c.data,
@@ -301,21 +334,23 @@ async def _claim_fast(
                 W.c.secret_ciphertext,
             )
         )
-    ).first()
+    ).all()
     await commit(session)
-    if row is None:
-        return None
-    return Claim(
-        org_id=org_id,
-        delivery_id=delivery_id,
-        webhook_id=row.webhook_id,
-        event=row.event,
-        data=row.data,
-        url=row.url,
-        secret_ciphertext=row.secret_ciphertext,
-        token=token,
-        attempt_number=row.attempt_count,
-    )
+    by_id = {
+        row.id: Claim(
+            org_id=org_id,
+            delivery_id=row.id,
+            webhook_id=row.webhook_id,
+            event=row.event,
+            data=row.data,
+            url=row.url,
+            secret_ciphertext=row.secret_ciphertext,
+            token=token,
+            attempt_number=row.attempt_count,
+        )
+        for row in rows
+    }
+    return [by_id[i] for i in delivery_ids if i in by_id]
 
 
 async def _claim(
@@ -454,7 +489,8 @@ def _send_later(session: AsyncSession, claim: Claim, delay_seconds: float) -> No
             delay=max(int(delay_seconds * 1000), 0),
         )
 
-    after_commit(session, "deliveries.retry", send)
+    # One key per delivery: a wave's record may schedule several retries in one transaction.
+    after_commit(session, f"deliveries.retry:{claim.delivery_id}", send)
 
 
 def _appended(outcome: Outcome) -> Any:
@@ -464,8 +500,51 @@ def _appended(outcome: Outcome) -> Any:
 
 
 async def _record(session: AsyncSession, claim: Claim, outcome: Outcome, settings: Settings) -> str:
+    result = await _decide(session, claim, outcome, settings)
+    await commit(session)
+    return result
+
+
+# Every success of a wave in one statement (the common case): append the attempt, keep the
+# body sent, end the delivery. Rows no longer pending are left out (recorded one by one).
+_SUCCEEDED = text(
+    """UPDATE deliveries AS d
+SET attempts = d.attempts || jsonb_build_array(v.attempt), payload = v.payload,
+    status = 'succeeded', next_attempt_at = NULL, lease_token = NULL, updated_at = :now
+FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS v(id text, attempt jsonb, payload jsonb)
+WHERE d.id = v.id AND d.status = 'pending'
+RETURNING d.id"""
+).bindparams(bindparam("rows", type_=JSONB), bindparam("now", type_=TS))
+
+
+async def _record_many(
+    session: AsyncSession, done: list[tuple[Claim, Outcome]], settings: Settings
+) -> dict[str, str]:
+    """Record a wave's attempts in one transaction (the caller's session); commits."""
+    results: dict[str, str] = {}
+    succeeded = [(c, o) for c, o in done if o.succeeded]
+    if succeeded:
+        now = utcnow()
+        rows = [
+            {"id": c.delivery_id, "attempt": o.record(), "payload": o.body} for c, o in succeeded
+        ]
+        decided = set((await session.execute(_SUCCEEDED, {"rows": rows, "now": now})).scalars())
+        for claim, outcome in succeeded:
+            if claim.delivery_id in decided:
+                results[claim.delivery_id] = "succeeded"
+            else:
+                results[claim.delivery_id] = await _decide(session, claim, outcome, settings)
+    for claim, outcome in done:
+        if not outcome.succeeded:
+            results[claim.delivery_id] = await _decide(session, claim, outcome, settings)
+    await commit(session)
+    return results
+
+
+async def _decide(session: AsyncSession, claim: Claim, outcome: Outcome, settings: Settings) -> str:
     """Append the attempt; if the lease is still ours, decide what comes next. A success is a
-    success whoever holds the lease; a failure decides nothing once another attempt took over."""
+    success whoever holds the lease; a failure decides nothing once another attempt took over.
+    Does not commit."""
     now = utcnow()
     values: dict[str, Any] = {
         "attempts": _appended(outcome),
@@ -514,26 +593,32 @@ async def _record(session: AsyncSession, claim: Claim, outcome: Outcome, setting
     elif next_at is not None:
         await mark_due(session, claim.org_id, next_at)
         _send_later(session, claim, delay)
-    await commit(session)
     return result
 
 
-async def _postpone_if_due(session: AsyncSession, delivery_id: str, seconds: float) -> bool:
-    """No slot free: push a due delivery back a little (so the re-drive leaves it alone)."""
+async def _postpone_due(
+    session: AsyncSession, delivery_ids: list[str], seconds: float
+) -> list[str]:
+    """No slot free: push due deliveries back a little (so the re-drive leaves them alone);
+    returns those moved (the others are done, or leased by an attempt in flight)."""
     later = utcnow() + timedelta(seconds=seconds)
     moved = await session.execute(
-        update(Delivery)
+        update(D)
         .where(
-            Delivery.id == delivery_id,
-            Delivery.status == "pending",
-            Delivery.next_attempt_at <= utcnow() + DUE_TOLERANCE,
+            D.c.id == any_(bindparam("ids", delivery_ids, type_=ARRAY(String))),
+            D.c.status == "pending",
+            D.c.next_attempt_at <= utcnow() + DUE_TOLERANCE,
         )
         .values(next_attempt_at=later)
-        .returning(Delivery.id)
+        .returning(D.c.id)
     )
-    found = moved.first() is not None
+    found = set(moved.scalars())
     await commit(session)
-    return found
+    return [i for i in delivery_ids if i in found]
+
+
+async def _postpone_if_due(session: AsyncSession, delivery_id: str, seconds: float) -> bool:
+    return bool(await _postpone_due(session, [delivery_id], seconds))
 
 
 async def close_loop_clients() -> None:
@@ -557,58 +642,130 @@ def _local_slot(webhook_id: str, limit: int) -> asyncio.Semaphore:
     return slot
 
 
+async def _take_local(slot: asyncio.Semaphore, wanted: int) -> int:
+    """Up to ``wanted`` permits: a short wait for the first, then only those free now."""
+    try:
+        await asyncio.wait_for(slot.acquire(), LOCAL_WAIT_SECONDS)
+    except TimeoutError:
+        return 0
+    taken = 1
+    while taken < wanted and not slot.locked():
+        await slot.acquire()  # free: returns at once
+        taken += 1
+    return taken
+
+
+def _busy_delay(busy: int) -> float:
+    """Waits grow while a webhook stays busy (a receiver that times out keeps its slots for
+    FAQ_WEBHOOK_TIMEOUT_SECONDS): its waiting deliveries do not bounce through the queue and
+    the database every second, which would cost the healthy receivers."""
+    delay: float = min(BUSY_RETRY_SECONDS * 2.0**busy, BUSY_RETRY_CAP_SECONDS)
+    return delay * random.uniform(1, 1.5)
+
+
 async def _busy(
-    engine: AsyncEngine, schema: str, org_id: str, delivery_id: str, webhook_id: str
-) -> str:
+    engine: AsyncEngine,
+    schema: str,
+    org_id: str,
+    delivery_ids: list[str],
+    webhook_id: str,
+    busy: int = 0,
+) -> list[str]:
+    """No slot: postpone the due ones and send them again later; returns those postponed."""
+    delay = _busy_delay(busy)
+    log.debug("deliveries_busy", webhook_id=webhook_id, deliveries=len(delivery_ids), busy=busy)
     async with tenant_session(engine, schema) as session:
-        if not await _postpone_if_due(session, delivery_id, BUSY_RETRY_SECONDS):
-            return "not-due"
-    send_delivery.send_with_options(
-        args=(org_id, delivery_id, webhook_id),
-        delay=int(BUSY_RETRY_SECONDS * 1000 * random.uniform(1, 1.5)),
-    )
-    return "busy"
+        moved = await _postpone_due(session, delivery_ids, delay)
+    if len(moved) == 1 and busy == 0:
+        send_delivery.send_with_options(
+            args=(org_id, moved[0], webhook_id), delay=int(delay * 1000)
+        )
+    elif moved:
+        send_deliveries.send_with_options(
+            args=(org_id, webhook_id, moved), kwargs={"busy": busy + 1}, delay=int(delay * 1000)
+        )
+    return moved
+
+
+async def _run_wave(
+    engine: AsyncEngine, schema: str, org_id: str, wave: list[str], settings: Settings
+) -> list[tuple[Claim, Outcome]]:
+    """Claim a wave of deliveries (slots held by the caller) and send them concurrently."""
+    async with tenant_session(engine, schema) as session:
+        claims = await _claim_fast_many(session, org_id, wave, settings)
+    claimed = {c.delivery_id for c in claims}
+    for delivery_id in wave:
+        if delivery_id not in claimed:
+            async with tenant_session(engine, schema) as session:
+                claim = await _claim(session, org_id, delivery_id, settings)
+            if claim is not None:
+                claims.append(claim)
+    if not claims:
+        return []
+    if len(claims) == 1:
+        return [(claims[0], await attempt(claims[0], settings))]
+    outcomes = await asyncio.gather(*(attempt(c, settings) for c in claims))
+    return list(zip(claims, outcomes, strict=True))
+
+
+async def deliver_many(
+    engine: AsyncEngine,
+    org_id: str,
+    webhook_id: str,
+    delivery_ids: list[str],
+    *,
+    busy: int = 0,
+) -> dict[str, str]:
+    """Attempt deliveries of one webhook that are pending and due, in waves of as many as the
+    webhook's in-flight limit lets through (claimed in one statement, sent concurrently,
+    recorded in one transaction); returns what happened to each. Deliveries without a slot
+    (the limit is reached, or this message held its thread long enough) are postponed and
+    sent again later in one message."""
+    settings = get_settings()
+    schema = await org_schema(engine, org_id)
+    if schema is None:
+        return dict.fromkeys(delivery_ids, "unknown-org")
+    results: dict[str, str] = {}
+    remaining = list(dict.fromkeys(delivery_ids))
+    local = _local_slot(webhook_id, settings.faq_webhook_max_in_flight)
+    lease = lease_seconds(settings)
+    deadline = time.monotonic() + BATCH_HOLD_SECONDS
+    while remaining:
+        wanted = min(len(remaining), settings.faq_webhook_max_in_flight)
+        taken = await _take_local(local, wanted) if time.monotonic() < deadline else 0
+        if not taken:
+            moved = await _busy(engine, schema, org_id, remaining, webhook_id, busy)
+            results.update(dict.fromkeys(remaining, "not-due"))
+            results.update(dict.fromkeys(moved, "busy"))
+            return results
+        members: list[str] = []
+        try:
+            wave = remaining[:taken]
+            candidates = [f"{i}:{secrets.token_hex(4)}" for i in wave]
+            granted = await _acquire_slots(webhook_id, candidates, lease)
+            members = candidates[:granted]
+            if not granted:
+                deadline = 0.0  # held elsewhere (another process): bounce the rest
+                continue
+            wave = wave[:granted]
+            remaining = remaining[granted:]
+            done = await _run_wave(engine, schema, org_id, wave, settings)
+        finally:
+            # The receiver is done with this wave: free its slots before the record.
+            await _release_slots(webhook_id, members)
+            for _ in range(taken):
+                local.release()
+        results.update(dict.fromkeys(wave, "not-due"))
+        if done:
+            async with tenant_session(engine, schema) as session:
+                results.update(await _record_many(session, done, settings))
+    return results
 
 
 async def deliver(engine: AsyncEngine, org_id: str, delivery_id: str, webhook_id: str) -> str:
     """Make one attempt of a delivery if it is pending and due; returns what happened."""
-    settings = get_settings()
-    schema = await org_schema(engine, org_id)
-    if schema is None:
-        return "unknown-org"
-    local = _local_slot(webhook_id, settings.faq_webhook_max_in_flight)
-    try:
-        await asyncio.wait_for(local.acquire(), LOCAL_WAIT_SECONDS)
-    except TimeoutError:
-        return await _busy(engine, schema, org_id, delivery_id, webhook_id)
-    try:
-        member = f"{delivery_id}:{secrets.token_hex(4)}"
-        if not await _acquire_slot(webhook_id, member, lease_seconds(settings)):
-            return await _busy(engine, schema, org_id, delivery_id, webhook_id)
-        try:
-            async with tenant_session(engine, schema) as session:
-                claim = await _claim_fast(session, org_id, delivery_id, settings)
-            if claim is None:
-                async with tenant_session(engine, schema) as session:
-                    claim = await _claim(session, org_id, delivery_id, settings)
-            if claim is None:
-                return "not-due"
-            outcome = await attempt(claim, settings)
-            async with tenant_session(engine, schema) as session:
-                result = await _record(session, claim, outcome, settings)
-            log.debug(
-                "delivery_attempt",
-                delivery_id=delivery_id,
-                status=outcome.status,
-                error=outcome.error,
-                result=result,
-                attempt=claim.attempt_number,
-            )
-            return result
-        finally:
-            await _release_slot(webhook_id, member)
-    finally:
-        local.release()
+    results = await deliver_many(engine, org_id, webhook_id, [delivery_id])
+    return results.get(delivery_id, "not-due")
 
 
 @dramatiq.actor(
@@ -620,6 +777,35 @@ async def deliver(engine: AsyncEngine, org_id: str, delivery_id: str, webhook_id
 )
 async def send_delivery(org_id: str, delivery_id: str, webhook_id: str) -> None:
     await deliver(worker_engine(), org_id, delivery_id, webhook_id)
+
+
+@dramatiq.actor(
+    actor_name="deliveries.send_many",
+    max_retries=10,
+    min_backoff=1_000,
+    max_backoff=60_000,
+    time_limit=15 * 60 * 1000,
+)
+async def send_deliveries(
+    org_id: str, webhook_id: str, delivery_ids: list[str], busy: int = 0
+) -> None:
+    """Deliveries of one webhook (the fan-out sends up to SEND_BATCH per message)."""
+    await deliver_many(worker_engine(), org_id, webhook_id, delivery_ids, busy=busy)
+
+
+def send_after_commit_messages(org_id: str, pairs: list[tuple[str, str]]) -> None:
+    """Send the messages for new deliveries ``(delivery_id, webhook_id)``: one per webhook and
+    SEND_BATCH deliveries (one ``deliveries.send`` for a single delivery)."""
+    by_webhook: dict[str, list[str]] = {}
+    for delivery_id, webhook_id in pairs:
+        by_webhook.setdefault(webhook_id, []).append(delivery_id)
+    for webhook_id, ids in by_webhook.items():
+        for start in range(0, len(ids), SEND_BATCH):
+            chunk = ids[start : start + SEND_BATCH]
+            if len(chunk) == 1:
+                send_delivery.send(org_id, chunk[0], webhook_id)
+            else:
+                send_deliveries.send(org_id, webhook_id, chunk)
 
 
 # ---- the re-drive --------------------------------------------------------------------------

@@ -51,6 +51,13 @@ def _redis() -> aioredis.Redis:
     return client
 
 
+async def close_redis() -> None:
+    """Close this event loop's Redis client (worker shutdown)."""
+    client = _redis_clients.pop(id(asyncio.get_running_loop()), None)
+    if client is not None:
+        await client.aclose()
+
+
 # Schema names never change for an org id: remember them for the life of the process.
 _schemas: dict[str, str] = {}
 

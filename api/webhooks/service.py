@@ -181,11 +181,15 @@ def _send_after_commit(session: AsyncSession, org_id: str, ids: list[tuple[str, 
     queued.extend((org_id, delivery_id, webhook_id) for delivery_id, webhook_id in ids)
 
     def send() -> None:
-        from tasks.deliveries import send_delivery
+        from tasks.deliveries import send_after_commit_messages
 
         batch: list[tuple[str, str, str]] = session.info.pop(_TO_SEND, [])
-        for args in batch:
-            send_delivery.send(*args)
+        by_org: dict[str, list[tuple[str, str]]] = {}
+        for org, delivery_id, webhook_id in batch:
+            by_org.setdefault(org, []).append((delivery_id, webhook_id))
+        for org, pairs in by_org.items():
+            # One message per webhook for many deliveries (not one per delivery).
+            send_after_commit_messages(org, pairs)
 
     after_commit(session, "deliveries.send", send)
 
