@@ -30,6 +30,8 @@ import secrets
 import socket
 import ssl
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -69,11 +71,15 @@ BODY_CAP_BYTES = 2048
 DUE_TOLERANCE = timedelta(seconds=1)
 BUSY_RETRY_SECONDS = 1.0
 BUSY_RETRY_CAP_SECONDS = 30.0
+# A webhook busy in this process is usually a fast one with more deliveries queued than its
+# in-flight limit: try again soon, then back off (doubling) while it stays busy.
+BUSY_FIRST_RETRY_SECONDS = 0.1
 LOCAL_WAIT_SECONDS = 0.1
 # A message of many deliveries stops taking new waves after this long (the rest goes back to
 # the queue), so a slow receiver holds a worker thread for about one timeout at most.
 BATCH_HOLD_SECONDS = 2.0
-SEND_BATCH = 50  # deliveries per fan-out message (one webhook)
+SEND_BATCH = 50
+DB_GATE_DEFAULT = 5  # deliveries per fan-out message (one webhook)
 REDRIVE_MAX_ORGS = 1000
 REDRIVE_BATCH = 1000
 
@@ -155,10 +161,13 @@ def _loop_clients(settings: Settings | None = None) -> LoopClients:
 # ---- the in-flight limit per webhook -----------------------------------------------------------
 
 _ACQUIRE = """
+for i = 6, 5 + tonumber(ARGV[5]) do
+  redis.call('ZREM', KEYS[1], ARGV[i])
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 local free = tonumber(ARGV[2]) - redis.call('ZCARD', KEYS[1])
 local granted = 0
-for i = 5, #ARGV do
+for i = 6 + tonumber(ARGV[5]), #ARGV do
   if granted >= free then break end
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[i])
   granted = granted + 1
@@ -172,9 +181,13 @@ def _slot_key(webhook_id: str) -> str:
     return f"faq:webhook-in-flight:{webhook_id}"
 
 
-async def _acquire_slots(webhook_id: str, members: list[str], lease_seconds: float) -> int:
+async def _acquire_slots(
+    webhook_id: str, members: list[str], lease_seconds: float, release: list[str] | None = None
+) -> int:
     """Take up to ``len(members)`` of the webhook's slots (across processes), each with a
-    lease; returns how many were granted (the first ones of ``members``)."""
+    lease; returns how many were granted (the first ones of ``members``). ``release``: slots
+    of this caller to give back first, in the same round trip."""
+    release = release or []
     settings = get_settings()
     now_ms = int(time.time() * 1000)
     lease_ms = int(lease_seconds * 1000)
@@ -185,6 +198,8 @@ async def _acquire_slots(webhook_id: str, members: list[str], lease_seconds: flo
             settings.faq_webhook_max_in_flight,
             now_ms + lease_ms,
             lease_ms * 2,
+            len(release),
+            *release,
             *members,
         ],
     )
@@ -299,10 +314,19 @@ async def _claim_fast(
 async def _claim_fast_many(
     session: AsyncSession, org_id: str, delivery_ids: list[str], settings: Settings
 ) -> list[Claim]:
+    claims = await _claim_rows(session, org_id, delivery_ids, settings)
+    await commit(session)
+    return claims
+
+
+async def _claim_rows(
+    session: AsyncSession, org_id: str, delivery_ids: list[str], settings: Settings
+) -> list[Claim]:
     """The common case in one statement for a wave of deliveries (one webhook): pending, due,
     webhook not deleted, no lost attempt to write down. Each claimed row gets a fresh lease
     token naming this attempt (a random token per wave: it names one attempt of each row).
-    Anything else (or a row another claim holds) goes the careful way, one by one."""
+    Anything else (or a row another claim holds) goes the careful way, one by one. Does not
+    commit."""
     now = utcnow()
     token = secrets.token_hex(8)
     rows = (
@@ -335,7 +359,6 @@ async def _claim_fast_many(
             )
         )
     ).all()
-    await commit(session)
     by_id = {
         row.id: Claim(
             org_id=org_id,
@@ -521,6 +544,15 @@ async def _record_many(
     session: AsyncSession, done: list[tuple[Claim, Outcome]], settings: Settings
 ) -> dict[str, str]:
     """Record a wave's attempts in one transaction (the caller's session); commits."""
+    results = await _record_rows(session, done, settings)
+    await commit(session)
+    return results
+
+
+async def _record_rows(
+    session: AsyncSession, done: list[tuple[Claim, Outcome]], settings: Settings
+) -> dict[str, str]:
+    """Record a wave's attempts: the successes in one statement. Does not commit."""
     results: dict[str, str] = {}
     succeeded = [(c, o) for c, o in done if o.succeeded]
     if succeeded:
@@ -537,7 +569,6 @@ async def _record_many(
     for claim, outcome in done:
         if not outcome.succeeded:
             results[claim.delivery_id] = await _decide(session, claim, outcome, settings)
-    await commit(session)
     return results
 
 
@@ -659,7 +690,7 @@ def _busy_delay(busy: int) -> float:
     """Waits grow while a webhook stays busy (a receiver that times out keeps its slots for
     FAQ_WEBHOOK_TIMEOUT_SECONDS): its waiting deliveries do not bounce through the queue and
     the database every second, which would cost the healthy receivers."""
-    delay: float = min(BUSY_RETRY_SECONDS * 2.0**busy, BUSY_RETRY_CAP_SECONDS)
+    delay: float = min(BUSY_FIRST_RETRY_SECONDS * 2.0**busy, BUSY_RETRY_CAP_SECONDS)
     return delay * random.uniform(1, 1.5)
 
 
@@ -673,8 +704,16 @@ async def _busy(
 ) -> list[str]:
     """No slot: postpone the due ones and send them again later; returns those postponed."""
     delay = _busy_delay(busy)
+    if delay < BUSY_RETRY_SECONDS:
+        # A short wait: no need to move the rows (the re-drive looks a minute back).
+        send_deliveries.send_with_options(
+            args=(org_id, webhook_id, delivery_ids),
+            kwargs={"busy": busy + 1},
+            delay=int(delay * 1000),
+        )
+        return delivery_ids
     log.debug("deliveries_busy", webhook_id=webhook_id, deliveries=len(delivery_ids), busy=busy)
-    async with tenant_session(engine, schema) as session:
+    async with _session(engine, schema) as session:
         moved = await _postpone_due(session, delivery_ids, delay)
     if len(moved) == 1 and busy == 0:
         send_delivery.send_with_options(
@@ -687,25 +726,60 @@ async def _busy(
     return moved
 
 
-async def _run_wave(
-    engine: AsyncEngine, schema: str, org_id: str, wave: list[str], settings: Settings
-) -> list[tuple[Claim, Outcome]]:
-    """Claim a wave of deliveries (slots held by the caller) and send them concurrently."""
-    async with tenant_session(engine, schema) as session:
-        claims = await _claim_fast_many(session, org_id, wave, settings)
-    claimed = {c.delivery_id for c in claims}
-    for delivery_id in wave:
-        if delivery_id not in claimed:
-            async with tenant_session(engine, schema) as session:
-                claim = await _claim(session, org_id, delivery_id, settings)
-            if claim is not None:
-                claims.append(claim)
+_db_gates: dict[int, asyncio.Semaphore] = {}
+
+
+@asynccontextmanager
+async def _session(engine: AsyncEngine, schema: str) -> AsyncIterator[AsyncSession]:
+    """A tenant session for the delivery paths, at most as many at once as the engine's pool
+    holds: more would open (and close again) an overflow connection per transaction, which
+    costs far more than waiting a moment for a pooled one."""
+    key = id(engine)
+    gate = _db_gates.get(key)
+    if gate is None:
+        size = getattr(engine.pool, "size", lambda: DB_GATE_DEFAULT)()
+        gate = _db_gates[key] = asyncio.Semaphore(max(int(size) - 1, 1))
+    async with gate, tenant_session(engine, schema) as session:
+        yield session
+
+
+async def _attempt_all(claims: list[Claim], settings: Settings) -> list[tuple[Claim, Outcome]]:
     if not claims:
         return []
     if len(claims) == 1:
         return [(claims[0], await attempt(claims[0], settings))]
     outcomes = await asyncio.gather(*(attempt(c, settings) for c in claims))
     return list(zip(claims, outcomes, strict=True))
+
+
+async def _record_and_claim(
+    engine: AsyncEngine,
+    schema: str,
+    org_id: str,
+    done: list[tuple[Claim, Outcome]],
+    wave: list[str],
+    settings: Settings,
+) -> tuple[dict[str, str], list[Claim]]:
+    """One transaction: record the previous wave's attempts, then claim the next wave. Rows
+    the common claim leaves out go the careful way, one transaction each."""
+    try:
+        async with _session(engine, schema) as session:
+            recorded = await _record_rows(session, done, settings) if done else {}
+            claims = await _claim_rows(session, org_id, wave, settings)
+            await commit(session)
+    except Exception:
+        if done:  # the claim failed: the records must not go with it
+            async with _session(engine, schema) as session:
+                await _record_many(session, done, settings)
+        raise
+    claimed = {c.delivery_id for c in claims}
+    for delivery_id in wave:
+        if delivery_id not in claimed:
+            async with _session(engine, schema) as session:
+                claim = await _claim(session, org_id, delivery_id, settings)
+            if claim is not None:
+                claims.append(claim)
+    return recorded, claims
 
 
 async def deliver_many(
@@ -717,48 +791,66 @@ async def deliver_many(
     busy: int = 0,
 ) -> dict[str, str]:
     """Attempt deliveries of one webhook that are pending and due, in waves of as many as the
-    webhook's in-flight limit lets through (claimed in one statement, sent concurrently,
-    recorded in one transaction); returns what happened to each. Deliveries without a slot
-    (the limit is reached, or this message held its thread long enough) are postponed and
-    sent again later in one message."""
+    webhook's in-flight limit lets through: claimed in one statement, sent concurrently, and
+    recorded in the transaction that claims the next wave. Returns what happened to each.
+    Deliveries without a slot (the limit is reached, or this message held its thread long
+    enough) are postponed and sent again later in one message."""
     settings = get_settings()
     schema = await org_schema(engine, org_id)
     if schema is None:
         return dict.fromkeys(delivery_ids, "unknown-org")
     results: dict[str, str] = {}
     remaining = list(dict.fromkeys(delivery_ids))
-    local = _local_slot(webhook_id, settings.faq_webhook_max_in_flight)
+    limit = settings.faq_webhook_max_in_flight
+    local = _local_slot(webhook_id, limit)
     lease = lease_seconds(settings)
     deadline = time.monotonic() + BATCH_HOLD_SECONDS
-    while remaining:
-        wanted = min(len(remaining), settings.faq_webhook_max_in_flight)
-        taken = await _take_local(local, wanted) if time.monotonic() < deadline else 0
-        if not taken:
-            moved = await _busy(engine, schema, org_id, remaining, webhook_id, busy)
-            results.update(dict.fromkeys(remaining, "not-due"))
-            results.update(dict.fromkeys(moved, "busy"))
-            return results
-        members: list[str] = []
-        try:
-            wave = remaining[:taken]
-            candidates = [f"{i}:{secrets.token_hex(4)}" for i in wave]
-            granted = await _acquire_slots(webhook_id, candidates, lease)
-            members = candidates[:granted]
-            if not granted:
-                deadline = 0.0  # held elsewhere (another process): bounce the rest
-                continue
-            wave = wave[:granted]
-            remaining = remaining[granted:]
-            done = await _run_wave(engine, schema, org_id, wave, settings)
-        finally:
-            # The receiver is done with this wave: free its slots before the record.
-            await _release_slots(webhook_id, members)
-            for _ in range(taken):
-                local.release()
-        results.update(dict.fromkeys(wave, "not-due"))
+    done: list[tuple[Claim, Outcome]] = []  # attempted, not recorded yet
+    no_slot = False
+    try:
+        while remaining:
+            taken = 0
+            if time.monotonic() < deadline:
+                taken = await _take_local(local, min(len(remaining), limit))
+            if not taken:
+                no_slot = time.monotonic() < deadline
+                break
+            held: list[str] = []
+            try:
+                wave = remaining[:taken]
+                candidates = [f"{i}:{secrets.token_hex(4)}" for i in wave]
+                granted = await _acquire_slots(webhook_id, candidates, lease)
+                held = candidates[:granted]
+                if not granted:
+                    no_slot = True  # held by other processes: the rest goes back to the queue
+                    break
+                wave = wave[:granted]
+                remaining = remaining[granted:]
+                results.update(dict.fromkeys(wave, "not-due"))
+                pending, done = done, []
+                recorded, claims = await _record_and_claim(
+                    engine, schema, org_id, pending, wave, settings
+                )
+                results.update(recorded)
+                done = await _attempt_all(claims, settings)
+            finally:
+                # The receiver is done with this wave: its slots go before the record.
+                await _release_slots(webhook_id, held)
+                for _ in range(taken):
+                    local.release()
+    finally:
+        # The last wave's attempts (or, after an error, the attempts not recorded yet).
         if done:
-            async with tenant_session(engine, schema) as session:
+            async with _session(engine, schema) as session:
                 results.update(await _record_many(session, done, settings))
+    if remaining and time.monotonic() >= deadline and not no_slot:
+        # Held the thread long enough (a slow receiver): the rest waits in the queue, at once.
+        send_deliveries.send(org_id, webhook_id, remaining)
+        results.update(dict.fromkeys(remaining, "requeued"))
+    elif remaining:
+        moved = await _busy(engine, schema, org_id, remaining, webhook_id, busy)
+        results.update(dict.fromkeys(remaining, "not-due"))
+        results.update(dict.fromkeys(moved, "busy"))
     return results
 
 
