@@ -352,6 +352,8 @@ async def run(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> None:
                 await make_org_with_webhook(engine, receiver.url(f"h{i}")) for i in range(20)
             ]
             slow = await make_org_with_webhook(engine, hole.url())
+            # Warm: each healthy org's schema lookup, statements and TLS connection.
+            await burst(engine, receiver, healthy, 40)
             receiver.first_seen.clear()
             without = await spread(
                 engine, receiver, healthy, None, args.iso_rate, args.iso_seconds, 20_000_000

@@ -79,6 +79,7 @@ LOCAL_WAIT_SECONDS = 0.1
 # the queue), so a slow receiver holds a worker thread for about one timeout at most.
 BATCH_HOLD_SECONDS = 2.0
 SEND_BATCH = 50
+QUICK_WAVE_SECONDS = 0.5
 DB_GATE_DEFAULT = 5  # deliveries per fan-out message (one webhook)
 REDRIVE_MAX_ORGS = 1000
 REDRIVE_BATCH = 1000
@@ -782,6 +783,29 @@ async def _record_and_claim(
     return recorded, claims
 
 
+async def _unclaim(engine: AsyncEngine, schema: str, claims: list[Claim]) -> None:
+    """Give back leases of claims never sent (an error before the send): the rows are due
+    again, as if never claimed (no attempt was made, so none is recorded)."""
+    now = utcnow()
+    async with _session(engine, schema) as session:
+        for claim in claims:
+            await session.execute(
+                update(D)
+                .where(
+                    D.c.id == claim.delivery_id,
+                    D.c.status == "pending",
+                    D.c.lease_token == claim.token,
+                )
+                .values(
+                    attempt_count=D.c.attempt_count - 1,
+                    lease_token=None,
+                    next_attempt_at=now,
+                    updated_at=now,
+                )
+            )
+        await commit(session)
+
+
 async def deliver_many(
     engine: AsyncEngine,
     org_id: str,
@@ -790,11 +814,13 @@ async def deliver_many(
     *,
     busy: int = 0,
 ) -> dict[str, str]:
-    """Attempt deliveries of one webhook that are pending and due, in waves of as many as the
-    webhook's in-flight limit lets through: claimed in one statement, sent concurrently, and
-    recorded in the transaction that claims the next wave. Returns what happened to each.
-    Deliveries without a slot (the limit is reached, or this message held its thread long
-    enough) are postponed and sent again later in one message."""
+    """Attempt deliveries of one webhook that are pending and due. This message takes as many
+    of the webhook's in-flight slots as it can use (``FAQ_WEBHOOK_MAX_IN_FLIGHT``, in this
+    process and across processes) and sends in waves of that size: each wave claimed in one
+    statement and sent concurrently; while a wave is in flight, one transaction records the
+    previous wave and claims the next. Returns what happened to each. Deliveries without a
+    slot are postponed and sent again later in one message; those left when this message has
+    held its thread for BATCH_HOLD_SECONDS go back to the queue at once."""
     settings = get_settings()
     schema = await org_schema(engine, org_id)
     if schema is None:
@@ -803,54 +829,77 @@ async def deliver_many(
     remaining = list(dict.fromkeys(delivery_ids))
     limit = settings.faq_webhook_max_in_flight
     local = _local_slot(webhook_id, limit)
-    lease = lease_seconds(settings)
     deadline = time.monotonic() + BATCH_HOLD_SECONDS
+    taken = await _take_local(local, min(len(remaining), limit))
+    held: list[str] = []
     done: list[tuple[Claim, Outcome]] = []  # attempted, not recorded yet
-    no_slot = False
+    claims: list[Claim] = []  # claimed, not sent yet
     try:
-        while remaining:
-            taken = 0
-            if time.monotonic() < deadline:
-                taken = await _take_local(local, min(len(remaining), limit))
-            if not taken:
-                no_slot = time.monotonic() < deadline
-                break
-            held: list[str] = []
-            try:
-                wave = remaining[:taken]
-                candidates = [f"{i}:{secrets.token_hex(4)}" for i in wave]
-                granted = await _acquire_slots(webhook_id, candidates, lease)
-                held = candidates[:granted]
-                if not granted:
-                    no_slot = True  # held by other processes: the rest goes back to the queue
+        if taken:
+            candidates = [f"{i}:{secrets.token_hex(4)}" for i in remaining[:taken]]
+            granted = await _acquire_slots(webhook_id, candidates, lease_seconds(settings))
+            held = candidates[:granted]
+        if not held:
+            moved = await _busy(engine, schema, org_id, remaining, webhook_id, busy)
+            results.update(dict.fromkeys(remaining, "not-due"))
+            results.update(dict.fromkeys(moved, "busy"))
+            return results
+        if granted < taken:  # fewer across processes: give back the permits not needed
+            for _ in range(taken - granted):
+                local.release()
+            taken = granted
+        size = len(held)
+        quick = False  # the last wave came back within QUICK_WAVE_SECONDS
+        while True:
+            if not claims:
+                if not remaining or time.monotonic() >= deadline:
                     break
-                wave = wave[:granted]
-                remaining = remaining[granted:]
-                results.update(dict.fromkeys(wave, "not-due"))
                 pending, done = done, []
+                wave, remaining = remaining[:size], remaining[size:]
+                results.update(dict.fromkeys(wave, "not-due"))
                 recorded, claims = await _record_and_claim(
                     engine, schema, org_id, pending, wave, settings
                 )
                 results.update(recorded)
-                done = await _attempt_all(claims, settings)
+                continue
+            sending, claims = claims[:size], claims[size:]
+            posts = asyncio.ensure_future(_attempt_all(sending, settings))
+            sent_at = time.monotonic()
+            try:
+                # Only behind a receiver that answered the last wave quickly: a lease taken now
+                # must not wait out a slow wave (and this message must not hold its thread).
+                if remaining and not claims and quick and sent_at < deadline:
+                    # Overlapped with the wave in flight: record the last, claim the next.
+                    pending, done = done, []
+                    wave, remaining = remaining[:size], remaining[size:]
+                    results.update(dict.fromkeys(wave, "not-due"))
+                    recorded, claims = await _record_and_claim(
+                        engine, schema, org_id, pending, wave, settings
+                    )
+                    results.update(recorded)
+                elif done:
+                    pending, done = done, []
+                    async with _session(engine, schema) as session:
+                        results.update(await _record_many(session, pending, settings))
             finally:
-                # The receiver is done with this wave: its slots go before the record.
-                await _release_slots(webhook_id, held)
-                for _ in range(taken):
-                    local.release()
+                # Whatever happened meanwhile, the wave in flight is awaited (and recorded).
+                done = await posts
+                quick = time.monotonic() - sent_at < QUICK_WAVE_SECONDS
     finally:
-        # The last wave's attempts (or, after an error, the attempts not recorded yet).
-        if done:
-            async with _session(engine, schema) as session:
-                results.update(await _record_many(session, done, settings))
-    if remaining and time.monotonic() >= deadline and not no_slot:
+        await _release_slots(webhook_id, held)
+        for _ in range(taken):
+            local.release()
+        try:
+            if claims:
+                await _unclaim(engine, schema, claims)
+        finally:
+            if done:
+                async with _session(engine, schema) as session:
+                    results.update(await _record_many(session, done, settings))
+    if remaining:
         # Held the thread long enough (a slow receiver): the rest waits in the queue, at once.
         send_deliveries.send(org_id, webhook_id, remaining)
         results.update(dict.fromkeys(remaining, "requeued"))
-    elif remaining:
-        moved = await _busy(engine, schema, org_id, remaining, webhook_id, busy)
-        results.update(dict.fromkeys(remaining, "not-due"))
-        results.update(dict.fromkeys(moved, "busy"))
     return results
 
 
