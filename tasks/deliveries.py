@@ -728,6 +728,8 @@ async def _busy(
 
 
 _db_gates: dict[int, asyncio.Semaphore] = {}
+# Per event loop and webhook: the deliveries still to send by the message sending to it now.
+_inboxes: dict[tuple[int, str], list[str]] = {}
 
 
 @asynccontextmanager
@@ -820,13 +822,43 @@ async def deliver_many(
     statement and sent concurrently; while a wave is in flight, one transaction records the
     previous wave and claims the next. Returns what happened to each. Deliveries without a
     slot are postponed and sent again later in one message; those left when this message has
-    held its thread for BATCH_HOLD_SECONDS go back to the queue at once."""
-    settings = get_settings()
+    held its thread for BATCH_HOLD_SECONDS go back to the queue at once. While one message
+    sends to a webhook, other messages for it in this process hand it their deliveries and
+    return (instead of waiting for a slot or bouncing through the queue)."""
     schema = await org_schema(engine, org_id)
     if schema is None:
         return dict.fromkeys(delivery_ids, "unknown-org")
     results: dict[str, str] = {}
+    key = (id(asyncio.get_running_loop()), webhook_id)
+    inbox = _inboxes.get(key)
+    if inbox is not None:
+        # This process is sending to the webhook right now: add these to its list (a message
+        # lost with the process leaves the rows due: the re-drive sends them).
+        known = set(inbox)
+        inbox.extend(i for i in dict.fromkeys(delivery_ids) if i not in known)
+        return dict.fromkeys(delivery_ids, "handed-over")
     remaining = list(dict.fromkeys(delivery_ids))
+    _inboxes[key] = remaining
+    try:
+        return await _run_deliveries(engine, schema, org_id, webhook_id, remaining, busy, results)
+    finally:
+        if _inboxes.get(key) is remaining:
+            del _inboxes[key]
+
+
+async def _run_deliveries(
+    engine: AsyncEngine,
+    schema: str,
+    org_id: str,
+    webhook_id: str,
+    remaining: list[str],
+    busy: int,
+    results: dict[str, str],
+) -> dict[str, str]:
+    """The body of ``deliver_many`` for the one message sending to the webhook in this
+    process; ``remaining`` is its inbox: other messages for the webhook add to it meanwhile."""
+    settings = get_settings()
+    key = (id(asyncio.get_running_loop()), webhook_id)
     limit = settings.faq_webhook_max_in_flight
     local = _local_slot(webhook_id, limit)
     deadline = time.monotonic() + BATCH_HOLD_SECONDS
@@ -840,8 +872,11 @@ async def deliver_many(
             granted = await _acquire_slots(webhook_id, candidates, lease_seconds(settings))
             held = candidates[:granted]
         if not held:
-            moved = await _busy(engine, schema, org_id, remaining, webhook_id, busy)
-            results.update(dict.fromkeys(remaining, "not-due"))
+            if _inboxes.get(key) is remaining:
+                del _inboxes[key]
+            bounced = list(remaining)
+            moved = await _busy(engine, schema, org_id, bounced, webhook_id, busy)
+            results.update(dict.fromkeys(bounced, "not-due"))
             results.update(dict.fromkeys(moved, "busy"))
             return results
         if granted < taken:  # fewer across processes: give back the permits not needed
@@ -855,7 +890,8 @@ async def deliver_many(
                 if not remaining or time.monotonic() >= deadline:
                     break
                 pending, done = done, []
-                wave, remaining = remaining[:size], remaining[size:]
+                wave = remaining[:size]
+                del remaining[:size]
                 results.update(dict.fromkeys(wave, "not-due"))
                 recorded, claims = await _record_and_claim(
                     engine, schema, org_id, pending, wave, settings
@@ -871,7 +907,8 @@ async def deliver_many(
                 if remaining and not claims and quick and sent_at < deadline:
                     # Overlapped with the wave in flight: record the last, claim the next.
                     pending, done = done, []
-                    wave, remaining = remaining[:size], remaining[size:]
+                    wave = remaining[:size]
+                    del remaining[:size]
                     results.update(dict.fromkeys(wave, "not-due"))
                     recorded, claims = await _record_and_claim(
                         engine, schema, org_id, pending, wave, settings
@@ -886,6 +923,8 @@ async def deliver_many(
                 done = await posts
                 quick = time.monotonic() - sent_at < QUICK_WAVE_SECONDS
     finally:
+        if _inboxes.get(key) is remaining:
+            del _inboxes[key]  # no more additions: what is left is sent again below
         await _release_slots(webhook_id, held)
         for _ in range(taken):
             local.release()
@@ -898,8 +937,10 @@ async def deliver_many(
                     results.update(await _record_many(session, done, settings))
     if remaining:
         # Held the thread long enough (a slow receiver): the rest waits in the queue, at once.
-        send_deliveries.send(org_id, webhook_id, remaining)
-        results.update(dict.fromkeys(remaining, "requeued"))
+        left = list(remaining)
+        for start in range(0, len(left), SEND_BATCH):
+            send_deliveries.send(org_id, webhook_id, left[start : start + SEND_BATCH])
+        results.update(dict.fromkeys(left, "requeued"))
     return results
 
 
