@@ -16,9 +16,10 @@ from tenancy.settings import get_settings
 
 async def _close_loop_resources() -> None:
     from tasks.db import dispose_worker_engine
-    from tasks.deliveries import close_loop_clients
+    from tasks.deliveries import close_loop_clients, wait_detached
     from tasks.events import close_redis
 
+    await wait_detached(get_settings().faq_webhook_timeout_seconds + 5)
     await close_loop_clients()
     await close_redis()
     await dispose_worker_engine()

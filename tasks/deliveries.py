@@ -30,7 +30,7 @@ import secrets
 import socket
 import ssl
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -80,6 +80,7 @@ LOCAL_WAIT_SECONDS = 0.1
 BATCH_HOLD_SECONDS = 2.0
 SEND_BATCH = 50
 QUICK_WAVE_SECONDS = 0.5
+DETACH_AFTER_SECONDS = 1.0
 DB_GATE_DEFAULT = 5  # deliveries per fan-out message (one webhook)
 REDRIVE_MAX_ORGS = 1000
 REDRIVE_BATCH = 1000
@@ -958,7 +959,7 @@ async def deliver(engine: AsyncEngine, org_id: str, delivery_id: str, webhook_id
     time_limit=15 * 60 * 1000,
 )
 async def send_delivery(org_id: str, delivery_id: str, webhook_id: str) -> None:
-    await deliver(worker_engine(), org_id, delivery_id, webhook_id)
+    await _detaching(deliver(worker_engine(), org_id, delivery_id, webhook_id))
 
 
 @dramatiq.actor(
@@ -972,7 +973,37 @@ async def send_deliveries(
     org_id: str, webhook_id: str, delivery_ids: list[str], busy: int = 0
 ) -> None:
     """Deliveries of one webhook (the fan-out sends up to SEND_BATCH per message)."""
-    await deliver_many(worker_engine(), org_id, webhook_id, delivery_ids, busy=busy)
+    await _detaching(deliver_many(worker_engine(), org_id, webhook_id, delivery_ids, busy=busy))
+
+
+# Sends still running on the loop after their message returned (a slow receiver).
+_detached: set[asyncio.Future[Any]] = set()
+
+
+def _log_detached(task: asyncio.Future[Any]) -> None:
+    _detached.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("detached_delivery_failed", exc_info=task.exception())
+
+
+async def _detaching(work: Coroutine[Any, Any, Any]) -> None:
+    """Run ``work``; if it is still waiting on a receiver after DETACH_AFTER_SECONDS, let it
+    finish on the event loop and return, so a receiver that times out holds no worker thread
+    (threads bound how many messages run at once). At least once still holds: the rows are
+    the truth, and what a killed worker leaves (leased or due) is re-driven."""
+    task = asyncio.ensure_future(work)
+    finished, _ = await asyncio.wait({task}, timeout=DETACH_AFTER_SECONDS)
+    if finished:
+        task.result()
+        return
+    _detached.add(task)
+    task.add_done_callback(_log_detached)
+
+
+async def wait_detached(seconds: float) -> None:
+    """Shutdown: let detached sends finish (their attempts recorded) before clients close."""
+    if _detached:
+        await asyncio.wait(set(_detached), timeout=seconds)
 
 
 def send_after_commit_messages(org_id: str, pairs: list[tuple[str, str]]) -> None:
