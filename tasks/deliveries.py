@@ -1,24 +1,34 @@
 """Sending webhook deliveries: signed afresh per attempt, retried, re-driven, never lost.
 
-The delivery rows are the source of truth. ``deliveries.send`` takes ids and is idempotent:
+The delivery rows are the source of truth. The fan-out sends one ``deliveries.send_many``
+message per webhook and up to SEND_BATCH new deliveries (``deliveries.send`` for one: retries,
+re-drive, tests); both take ids and are idempotent:
 
 1. Deliveries in flight per webhook are limited (``FAQ_WEBHOOK_MAX_IN_FLIGHT``): a short wait
-   on an in-process semaphore, then a Redis slot with a lease (across processes), so one slow
-   receiver cannot hold every worker thread; without a slot the message comes back later.
-2. The claim (one short transaction; one conditional UPDATE in the common case, else the row
-   ``FOR UPDATE SKIP LOCKED``) checks it is pending and due, and leases it: ``next_attempt_at``
-   moves to the end of the lease and a fresh ``lease_token`` names this attempt. A duplicate
-   message finds it not due (or done) and stops.
-3. The attempt: resolve the host again, refuse non-public addresses, connect only to the
-   addresses checked (a resolver that returns exactly those), SNI and ``Host`` stay the URL's
-   host, no redirects, total timeout ``FAQ_WEBHOOK_TIMEOUT_SECONDS``, at most 2 KB of the
-   response body read.
-4. The record (a second transaction) appends the attempt and, if the lease is still ours,
-   schedules the retry (a delayed message after commit) or ends the delivery.
+   on an in-process semaphore, then Redis slots with a lease (across processes). One message
+   per process sends to a webhook at a time; other messages for it hand over their ids to it
+   and return. Without a slot the message comes back later (0.1 s, doubling while busy).
+2. Waves of up to the limit: the claim (one conditional UPDATE for the wave in the common
+   case, else the row ``FOR UPDATE SKIP LOCKED``) checks each is pending and due, and leases
+   it: ``next_attempt_at`` moves to the end of the lease and a fresh ``lease_token`` names
+   this attempt. A duplicate message finds it not due (or done) and stops.
+3. The attempts, concurrently: resolve the host again, refuse non-public addresses, connect
+   only to the addresses checked (a resolver that returns exactly those), SNI and ``Host``
+   stay the URL's host, no redirects, total timeout ``FAQ_WEBHOOK_TIMEOUT_SECONDS``, at most
+   2 KB of the response body read.
+4. The record appends each attempt and, if the lease is still ours, schedules the retry (a
+   delayed message after commit) or ends the delivery; the successes of a wave in one
+   statement. Behind a receiver that answers quickly, the record of one wave and the claim of
+   the next share one transaction, run while the wave between them is in flight.
 
-A worker that dies mid-attempt leaves the lease to expire; the ``deliveries-redrive`` job finds
-pending deliveries overdue by ``FAQ_WEBHOOK_REDRIVE_AFTER_SECONDS`` through the small
-``shared.delivery_schedule`` table (one row per org with pending deliveries) and re-sends them.
+A message holds its thread at most about BATCH_HOLD_SECONDS (then the rest is queued again),
+and a send still waiting on its receiver after DETACH_AFTER_SECONDS finishes on the event loop
+while its message returns: a receiver that times out holds no worker thread.
+
+A worker that dies mid-attempt leaves the lease to expire (and ids handed over or detached
+sends, the rows pending); the ``deliveries-redrive`` job finds pending deliveries overdue by
+``FAQ_WEBHOOK_REDRIVE_AFTER_SECONDS`` through the small ``shared.delivery_schedule`` table
+(one row per org with pending deliveries) and re-sends them.
 """
 
 from __future__ import annotations
@@ -708,7 +718,8 @@ async def _busy(
     delay = _busy_delay(busy)
     if delay < BUSY_RETRY_SECONDS:
         # A short wait: no need to move the rows (the re-drive looks a minute back).
-        send_deliveries.send_with_options(
+        await asyncio.to_thread(
+            send_deliveries.send_with_options,
             args=(org_id, webhook_id, delivery_ids),
             kwargs={"busy": busy + 1},
             delay=int(delay * 1000),
@@ -717,13 +728,12 @@ async def _busy(
     log.debug("deliveries_busy", webhook_id=webhook_id, deliveries=len(delivery_ids), busy=busy)
     async with _session(engine, schema) as session:
         moved = await _postpone_due(session, delivery_ids, delay)
-    if len(moved) == 1 and busy == 0:
-        send_delivery.send_with_options(
-            args=(org_id, moved[0], webhook_id), delay=int(delay * 1000)
-        )
-    elif moved:
-        send_deliveries.send_with_options(
-            args=(org_id, webhook_id, moved), kwargs={"busy": busy + 1}, delay=int(delay * 1000)
+    if moved:
+        await asyncio.to_thread(
+            send_deliveries.send_with_options,
+            args=(org_id, webhook_id, moved),
+            kwargs={"busy": busy + 1},
+            delay=int(delay * 1000),
         )
     return moved
 
@@ -939,8 +949,7 @@ async def _run_deliveries(
     if remaining:
         # Held the thread long enough (a slow receiver): the rest waits in the queue, at once.
         left = list(remaining)
-        for start in range(0, len(left), SEND_BATCH):
-            send_deliveries.send(org_id, webhook_id, left[start : start + SEND_BATCH])
+        await asyncio.to_thread(send_after_commit_messages, org_id, [(i, webhook_id) for i in left])
         results.update(dict.fromkeys(left, "requeued"))
     return results
 
