@@ -299,7 +299,7 @@ class Bench:
         few_script, many_script = self.get_list(few), self.get_list(many)
         # Warm both: every org's key and org record in the directory cache, and its first page
         # in the response cache (about one pass over all the orgs).
-        load.run_wrk(base, many_script, seconds=max(self.warmup * 3, min(60.0, n / 250)))
+        load.run_wrk(base, many_script, seconds=max(self.warmup * 3, min(60.0, n / 120)))
         load.run_wrk(base, few_script, seconds=self.warmup)
         a = load.run_wrk(base, few_script, seconds=self.seconds)
         b = load.run_wrk(base, many_script, seconds=self.seconds)

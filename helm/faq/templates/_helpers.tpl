@@ -68,6 +68,8 @@ FAQ_DB_POOL_SIZE: {{ .Values.config.dbPoolSize | toString | quote }}
 FAQ_DB_MAX_OVERFLOW: {{ .Values.config.dbMaxOverflow | toString | quote }}
 FAQ_DB_POOL_RECYCLE_SECONDS: {{ .Values.config.dbPoolRecycleSeconds | toString | quote }}
 FAQ_MAX_BODY_BYTES: {{ .Values.config.maxBodyBytes | int64 | toString | quote }}
+FAQ_RESPONSE_CACHE_MB: {{ .Values.config.responseCacheMb | toString | quote }}
+FAQ_RESPONSE_CACHE_SECONDS: {{ .Values.config.responseCacheSeconds | toString | quote }}
 FAQ_SCHEDULER_LOCK_TTL_SECONDS: {{ .Values.config.schedulerLockTtlSeconds | toString | quote }}
 FAQ_WEBHOOK_REDRIVE_AFTER_SECONDS: {{ .Values.config.webhookRedriveAfterSeconds | toString | quote }}
 FAQ_WEBHOOK_MAX_IN_FLIGHT: {{ .Values.config.webhookMaxInFlight | toString | quote }}
