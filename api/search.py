@@ -22,9 +22,16 @@ def fold(text: str | None) -> str:
 SIMPLE: ColumnElement[str] = literal_column("'simple'::regconfig")
 
 
+def searchable(text: str | None) -> str:
+    """Only the words a query can name (``[a-z0-9]+`` after folding), so the parser's hosts,
+    e-mails, versions and file names (``example.com``, ``2.0``) are indexed by their parts."""
+    return " ".join(_WORD.findall(fold(text)))
+
+
 def _vector(text: str | None, weight: str) -> ColumnElement[str]:
     return func.setweight(
-        func.to_tsvector(SIMPLE, cast(literal(fold(text)), Text)), literal_column(f"'{weight}'")
+        func.to_tsvector(SIMPLE, cast(literal(searchable(text)), Text)),
+        literal_column(f"'{weight}'"),
     )
 
 

@@ -115,6 +115,38 @@ async def test_title_match_ranks_above_answer_match(org):
     assert (await search(org, "change password"))[0] == two_words["id"]
 
 
+async def test_a_title_holding_some_words_ranks_above_an_answer_only_match(org):
+    category_id = await default_category(org)
+    answer_only = await create(
+        org,
+        category_id,
+        title="Account basics",
+        answer="refund invoice refund invoice refund invoice refund invoice refund invoice",
+    )
+    partly_in_title = await create(
+        org, category_id, title="Refund policy", answer="Ask for it with your invoice."
+    )
+    whole_title = await create(org, category_id, title="Invoice refund", answer="Yes.")
+    ids = await search(org, "refund invoice")
+    assert ids == [whole_title["id"], partly_in_title["id"], answer_only["id"]]
+
+
+async def test_words_inside_hosts_versions_and_emails_are_found(org):
+    category_id = await default_category(org)
+    q = await create(
+        org,
+        category_id,
+        title="Upgrade to version 2.0",
+        answer="Write to help@example.com or see docs.example.org/setup.html.",
+    )
+    for text in ("2.0", "version 2", "example", "help example com", "docs setup", "html"):
+        assert await search(org, text) == [q["id"]], text
+    r = await org.patch(f"/questions/{q['id']}", json={"title": "Upgrade to 3.1"}, scope="write")
+    assert r.status_code == 200
+    assert await search(org, "3.1") == [q["id"]]
+    assert await search(org, "2.0") == []
+
+
 async def test_search_cursor_walks_every_result_exactly_once(org):
     category_id = await default_category(org)
     made = []
