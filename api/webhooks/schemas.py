@@ -58,7 +58,11 @@ class AttemptOut(ResponseModel):
     response_status: int | None
     duration_ms: int | None
     error: str | None
-    response_body: str | None
+
+
+# The public keys of an attempt (CONTRACT section 6); the stored record also keeps the first
+# 2 KB of the answer (``responseBody``) for operators.
+ATTEMPT_KEYS = ("at", "responseStatus", "durationMs", "error")
 
 
 class DeliveryOut(ResponseModel):
@@ -97,7 +101,7 @@ def delivery_public(d: Delivery | Any) -> dict[str, Any]:
         "webhookId": d.webhook_id,
         "event": d.event,
         "status": d.status,
-        "attempts": list(d.attempts),
+        "attempts": [{key: a.get(key) for key in ATTEMPT_KEYS} for a in d.attempts],
         "nextAttemptAt": iso(d.next_attempt_at) if d.status == "pending" else None,
         "replayOf": d.replay_of,
         "payload": d.payload,

@@ -190,6 +190,18 @@ def stripe_events(client: Any, engine: AsyncEngine) -> StripeSender:
     return StripeSender(client, engine)
 
 
+@pytest.fixture
+def deferred_apply(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The endpoint stores and enqueues but does not apply before answering (as when that
+    apply failed): what the actor and the re-drive must then do."""
+    import billing.stripe_webhook
+
+    async def not_now(event_id: str) -> None:
+        return None
+
+    monkeypatch.setattr(billing.stripe_webhook, "_apply_now", not_now)
+
+
 # ---- a real Dramatiq worker on the real Redis broker ---------------------------------------
 
 

@@ -270,7 +270,7 @@ async def test_the_end_of_one_subscription_keeps_the_plan_of_another_live_one(
 
 
 async def test_the_redrive_applies_events_no_message_applied(
-    stripe_events: StripeSender, org_factory: Any
+    stripe_events: StripeSender, org_factory: Any, deferred_apply: None
 ) -> None:
     """Stored but never applied (Redis lost the message, no worker ran): the periodic job
     applies it, in Stripe's ``created`` order."""
@@ -340,7 +340,7 @@ async def test_events_applied_concurrently_end_in_the_state_of_the_newest(
 
 
 async def test_the_periodic_job_leaves_fresh_events_to_their_message(
-    stripe_events: StripeSender, engine: AsyncEngine, org_factory: Any
+    stripe_events: StripeSender, engine: AsyncEngine, org_factory: Any, deferred_apply: None
 ) -> None:
     """What ``faq jobs run stripe-events-redrive`` runs: events received in the last 30 s are
     left to the message sent with them; older unapplied ones are applied."""

@@ -138,11 +138,35 @@ async def test_an_event_is_stored_once_by_id(
     assert stored.payload == body
 
 
+async def test_the_plan_has_changed_when_the_endpoint_answers(
+    stripe_events: StripeSender, org_factory: Any
+) -> None:
+    """A client that sends the event and at once uses the new plan sees it (no waiting)."""
+    free = await org_factory(Plan.FREE)
+    webhook = {"url": "https://127.0.0.1:9/hooks/faq", "events": ["question.created"]}
+    assert (await free.post("/webhooks", json=webhook)).status_code == 403  # caches FREE
+    body = subscription_event("created", unique("sub"), lookup_key="starter", org=free.slug)
+    response = await stripe_events.post(body)
+    assert response.status_code == 200
+    assert await response.get_json() == {"received": True}
+    assert (await free.post("/webhooks", json=webhook)).status_code == 201
+    stored = await stripe_events.stored(body["id"])
+    assert stored is not None and stored.outcome == "plan_changed"
+    cancelled = subscription_event(
+        "updated", body["data"]["object"]["id"], status="canceled", org=free.slug
+    )
+    assert (await stripe_events.post(cancelled)).status_code == 200
+    summary = (await (await free.get("/billing", scope="read")).get_json())["data"]
+    assert summary["plan"] == "FREE"
+    assert (await free.post("/webhooks", json=webhook)).status_code == 403
+
+
 async def test_the_endpoint_enqueues_and_the_worker_applies(
-    stripe_events: StripeSender, org_factory: Any, billing_worker: Any
+    stripe_events: StripeSender, org_factory: Any, billing_worker: Any, deferred_apply: None
 ) -> None:
     """No API key, signed by Stripe: stored, enqueued after commit, applied by the actor
-    in a real Dramatiq worker on the real Redis broker."""
+    in a real Dramatiq worker on the real Redis broker (when the endpoint's own apply
+    could not run)."""
     free = await org_factory(Plan.FREE)
     webhook = {"url": "https://127.0.0.1:9/hooks/faq", "events": ["question.created"]}
     response = await free.post("/webhooks", json=webhook)  # caches the FREE plan in the API

@@ -335,6 +335,20 @@ async def test_cursor_of_another_list_is_refused(org, endpoint: Endpoint):
     assert await error_of(r) == (400, "validation_error")
 
 
+async def test_every_edit_of_a_cursors_last_character_is_refused(org, endpoint: Endpoint):
+    # The last base64 character carries spare bits a decoder ignores: editing only those must
+    # still be refused, not decode to the same signature.
+    for _ in range(2):
+        await create_webhook(org, endpoint.url)
+    cursor = (await (await org.get("/webhooks", query={"limit": 1})).get_json())["meta"][
+        "pagination"
+    ]["cursor"]
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    for ch in alphabet.replace(cursor[-1], ""):
+        r = await org.get("/webhooks", query={"limit": 1, "cursor": cursor[:-1] + ch})
+        assert await error_of(r) == (400, "validation_error"), ch
+
+
 @pytest.mark.parametrize(
     "body",
     [
@@ -342,6 +356,8 @@ async def test_cursor_of_another_list_is_refused(org, endpoint: Endpoint):
         {"since": "2026-11-20T10:00:00"},
         {"since": 1700000000},
         {"since": "yesterday"},
+        {"since": "0001-01-01T00:00:00+01:00"},  # before year 1 in UTC
+        {"since": "9999-12-31T23:59:59-01:00"},  # after year 9999 in UTC
         {"since": "2026-11-20T10:00:00Z", "extra": 1},
     ],
 )
