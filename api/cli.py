@@ -278,7 +278,6 @@ def _dev_environment(data_dir: Path) -> tuple[dict[str, str], list[Any]]:
             key_file.chmod(0o600)
         env["FAQ_SECRET_KEY"] = key_file.read_text().strip()
     env.setdefault("FAQ_ENV", "dev")
-    env.setdefault("FAQ_WEBHOOK_ALLOW_PRIVATE_NETWORKS", "true")
     return env, servers
 
 

@@ -64,11 +64,13 @@ def highest(plans: list[Plan]) -> Plan:
 
 
 # Requests per key per minute (`FAQ_RATE_LIMITS`, e.g. "FREE=300,PRO=6000", overrides).
+# Generous: one key can fill its plan's question cap, and read it back, within one minute
+# (STARTER: 2,000 creates), so the limit stops runaway clients, not ordinary ones.
 REQUESTS_PER_MINUTE: dict[Plan, int] = {
-    Plan.FREE: 600,
-    Plan.STARTER: 1_200,
-    Plan.PRO: 6_000,
-    Plan.ENTERPRISE: 30_000,
+    Plan.FREE: 1_200,
+    Plan.STARTER: 6_000,
+    Plan.PRO: 30_000,
+    Plan.ENTERPRISE: 120_000,
 }
 
 
