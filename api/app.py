@@ -144,6 +144,14 @@ async def refuse_nul_characters() -> None:
             raise body_error()(details=field_error(name, "must not contain NUL"))
 
 
+async def bare_no_content(response: Response) -> Response:
+    """A 204 has no body, so no Content-Type and no Content-Length (RFC 9110)."""
+    if response.status_code == 204:
+        response.headers.pop("Content-Type", None)
+        response.headers.pop("Content-Length", None)
+    return response
+
+
 def render_error(error: ApiError) -> Response:
     response = Response(
         orjson.dumps(error.body()), status=error.status, content_type="application/json"
@@ -240,6 +248,7 @@ def create_app(settings: Settings | None = None) -> Quart:
     app.before_request(start_request)
     app.before_request(refuse_nul_characters)
     app.after_request(end_request)
+    app.after_request(bare_no_content)
     app.register_blueprint(health)
     app.register_blueprint(api_v1)
     app.register_blueprint(stripe_webhook)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import re
+from datetime import UTC, datetime
 from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     BeforeValidator,
@@ -18,15 +20,31 @@ from pydantic.alias_generators import to_camel
 
 from api.errors import Detail
 
+# A date and a time of day: pydantic alone would also take "1893456000" (Unix seconds).
+_ISO_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
+
 
 def _require_string(value: Any) -> Any:
-    if not isinstance(value, str):
+    if not isinstance(value, str) or _ISO_DATE_TIME.match(value) is None:
         raise ValueError("must be an ISO 8601 timestamp string with an offset or Z")
     return value
 
 
-# An ISO 8601 string with an explicit offset or Z; a naive time or a number is refused.
-Timestamp = Annotated[AwareDatetime, Strict(False), BeforeValidator(_require_string)]
+def _in_utc(value: datetime) -> datetime:
+    """The time in UTC, so one instant is one value however its offset was spelled (idempotency
+    compares bodies). Its UTC form must be a real date (years 1..9999):
+    ``0001-01-01T00:00:00+01:00`` is not, and is a validation error, not a database failure."""
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("out of range") from None
+
+
+# An ISO 8601 string with an explicit offset or Z, as a UTC datetime; a naive time, a number
+# or a time outside years 1..9999 in UTC is refused.
+Timestamp = Annotated[
+    AwareDatetime, Strict(False), BeforeValidator(_require_string), AfterValidator(_in_utc)
+]
 
 
 class RequestBody(BaseModel):
@@ -91,7 +109,9 @@ class ErrorBody(ResponseModel):
 
 
 class IdsBody(RequestBody):
-    ids: list[Annotated[str, Field(max_length=64)]] = Field(min_length=1, max_length=1000)
+    # Any string is a candidate id: one naming no resource of the org is the service's
+    # ``validation_error`` (SPEC), not a shape error.
+    ids: list[str] = Field(min_length=1, max_length=1000)
 
 
 class UpdatedCount(ResponseModel):

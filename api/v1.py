@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from quart import Blueprint, g
+from quart import Blueprint, g, request
 
+from api.categories import service as categories_service
 from api.categories.routes import categories
+from api.errors import MethodNotAllowed
+from api.questions import service as questions_service
 from api.questions.routes import questions
 from api.webhooks.routes import webhooks
 from billing.routes import billing
@@ -28,6 +31,24 @@ def pull_org_slug(_endpoint: str | None, values: dict[str, Any] | None) -> None:
     g.org_slug = (values or {}).pop("org", "")
 
 
+# Literal segments that are operations of a resource (SPEC: "an operation, not a slug").
+OPERATIONS = {
+    "api.categories": categories_service.OPERATIONS,
+    "api.questions": questions_service.SLUGS.reserved,
+}
+
+
+async def refuse_other_methods_on_operations() -> None:
+    """``GET …/categories/merge`` is 405 ``method_not_allowed`` before the key is looked at,
+    like a method the router refuses itself (``PUT …/categories``): it matched the item route
+    only because ``merge`` looks like a ref."""
+    rule, ref = request.url_rule, (request.view_args or {}).get("ref")
+    item_route = rule is not None and rule.rule.endswith("/<ref>")
+    if item_route and ref in OPERATIONS.get(request.blueprint or "", ()):
+        raise MethodNotAllowed()
+
+
+api_v1.before_request(refuse_other_methods_on_operations)
 api_v1.before_request(bind_request_to_org)
 api_v1.after_request(finish_request_transaction)
 api_v1.teardown_request(close_request_session)

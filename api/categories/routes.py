@@ -18,7 +18,6 @@ from api.categories.schemas import (
     MergeBody,
     MergeResult,
 )
-from api.errors import MethodNotAllowed
 from api.pagination import CursorCodec, list_body
 from api.schemas import Envelope, IdsBody, ListEnvelope, UpdatedCount
 from tenancy.middleware import current_org, db, requires_scope
@@ -30,12 +29,6 @@ Result = tuple[dict[str, Any], int]
 def _cursors() -> CursorCodec:
     codec: CursorCodec = current_app.extensions["cursors"]
     return codec
-
-
-def _not_an_operation(ref: str) -> None:
-    """``merge``, ``reorder`` and ``audit`` are operations: other methods on them are 405."""
-    if ref in service.OPERATIONS:
-        raise MethodNotAllowed()
 
 
 @categories.get("")
@@ -98,7 +91,6 @@ async def reorder_categories(data: IdsBody) -> Result:
 @document_response(Envelope[CategoryOut])
 async def get_category(ref: str) -> Result:
     """Get a category by id or slug."""
-    _not_an_operation(ref)
     return {"data": await service.get_category(db(), ref)}, 200
 
 
@@ -108,7 +100,6 @@ async def get_category(ref: str) -> Result:
 @document_response(Envelope[CategoryOut])
 async def update_category(ref: str, data: CategoryUpdate) -> Result:
     """Update any field accepted by create."""
-    _not_an_operation(ref)
     changes = data.model_dump(by_alias=True, include=data.model_fields_set)
     return {"data": await service.update_category(db(), current_org(), ref, changes)}, 200
 
@@ -118,6 +109,5 @@ async def update_category(ref: str, data: CategoryUpdate) -> Result:
 @validate_querystring(CategoryDeleteQuery)
 async def delete_category(ref: str, query_args: CategoryDeleteQuery) -> tuple[str, int]:
     """Delete a category; with force=true its questions move to the default category."""
-    _not_an_operation(ref)
     await service.delete_category(db(), current_org(), ref, query_args.force)
     return "", 204

@@ -14,7 +14,8 @@ Name = Annotated[str, Field(min_length=1, max_length=200)]
 Description = Annotated[str, Field(max_length=5000)]
 Slug = Annotated[str, Field(min_length=1, max_length=SLUG_MAX)]
 Order = Annotated[int, Field(ge=-1_000_000_000, le=1_000_000_000)]
-CategoryRef = Annotated[str, Field(min_length=1, max_length=64)]
+# An id or slug naming a category; one naming none is category_not_found, whatever its length.
+CategoryRef = Annotated[str, Field(min_length=1)]
 
 
 class CategoryCreate(RequestBody):

@@ -9,7 +9,7 @@ import orjson
 from quart import Blueprint, current_app, request
 from quart_schema import document_response, validate_querystring, validate_request
 
-from api.errors import MethodNotAllowed, ValidationFailed, field_error
+from api.errors import ValidationFailed, field_error
 from api.pagination import CursorCodec, list_body
 from api.questions import service
 from api.questions.schemas import (
@@ -32,12 +32,6 @@ IDEMPOTENCY_HEADER = "X-Idempotency-Key"
 def _cursors() -> CursorCodec:
     codec: CursorCodec = current_app.extensions["cursors"]
     return codec
-
-
-def _not_an_operation(ref: str) -> None:
-    """``reorder`` is an operation: other methods on it are 405."""
-    if ref in service.SLUGS.reserved:
-        raise MethodNotAllowed()
 
 
 def _idempotency_key() -> str | None:
@@ -115,7 +109,6 @@ async def reorder_questions(data: IdsBody) -> Result:
 @document_response(Envelope[QuestionOut])
 async def get_question(ref: str) -> Result:
     """Get a question by id or slug."""
-    _not_an_operation(ref)
     return {"data": await service.get_question(db(), ref)}, 200
 
 
@@ -125,7 +118,6 @@ async def get_question(ref: str) -> Result:
 @document_response(Envelope[QuestionOut])
 async def update_question(ref: str, data: QuestionUpdate) -> Result:
     """Update any subset of the question's fields; writes one revision."""
-    _not_an_operation(ref)
     changes = data.model_dump(by_alias=True, include=data.model_fields_set)
     return {"data": await service.update_question(db(), current_org(), ref, changes)}, 200
 
@@ -134,7 +126,6 @@ async def update_question(ref: str, data: QuestionUpdate) -> Result:
 @requires_scope("write")
 async def delete_question(ref: str) -> tuple[str, int]:
     """Soft-delete a question (purged after 30 days; its slug is free at once)."""
-    _not_an_operation(ref)
     await service.delete_question(db(), current_org(), ref)
     return "", 204
 
@@ -145,7 +136,6 @@ async def delete_question(ref: str) -> tuple[str, int]:
 @document_response(ListEnvelope[RevisionOut])
 async def list_revisions(ref: str, query_args: RevisionListQuery) -> Result:
     """The question's revisions, newest first (the 50 newest are kept)."""
-    _not_an_operation(ref)
     after = _cursors().decode("revisions", query_args.cursor) if query_args.cursor else None
     items, last = await service.list_revisions(db(), ref, limit=query_args.limit, after=after)
     cursor = _cursors().encode("revisions", last) if last is not None else None
@@ -157,5 +147,4 @@ async def list_revisions(ref: str, query_args: RevisionListQuery) -> Result:
 @document_response(Envelope[QuestionOut])
 async def restore_revision(ref: str, revision_id: str) -> Result:
     """Apply a revision's snapshot to the question as a new PATCH."""
-    _not_an_operation(ref)
     return {"data": await service.restore_revision(db(), current_org(), ref, revision_id)}, 200

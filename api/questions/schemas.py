@@ -17,7 +17,8 @@ Title = Annotated[str, Field(min_length=1, max_length=500)]
 Answer = Annotated[str, Field(min_length=1, max_length=100_000)]
 Slug = Annotated[str, Field(min_length=1, max_length=SLUG_MAX)]
 Order = Annotated[int, Field(ge=-1_000_000_000, le=1_000_000_000)]
-CategoryRef = Annotated[str, Field(min_length=1, max_length=64)]
+# Any string: one that names no category of the org is 400 `category_not_found` (SPEC).
+CategoryRef = str
 Status = Literal["draft", "published", "scheduled", "archived"]
 
 

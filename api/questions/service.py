@@ -13,7 +13,6 @@ from sqlalchemy import (
     ColumnElement,
     Float,
     Integer,
-    Select,
     String,
     and_,
     case,
@@ -89,8 +88,28 @@ async def _load(session: AsyncSession, ref: str, *, lock: bool = False) -> Quest
     return question
 
 
+# The columns of the public shape: reads select these rows, not ORM objects (no identity map,
+# no search vector on the wire).
+PUBLIC_COLUMNS: tuple[Any, ...] = (
+    Question.id,
+    Question.slug,
+    Question.title,
+    Question.answer,
+    Question.status,
+    Question.category_id,
+    Question.sort_order,
+    Question.published_at,
+    Question.scheduled_publish_at,
+    Question.created_at,
+    Question.updated_at,
+)
+
+
 async def get_question(session: AsyncSession, ref: str) -> dict[str, Any]:
-    return question_public(await _load(session, ref))
+    row = (await session.execute(select(*PUBLIC_COLUMNS).where(LIVE, _by_ref(ref)))).first()
+    if row is None:
+        raise QuestionNotFound()
+    return question_public(row)
 
 
 def _category_filter(ref: str) -> ColumnElement[bool]:
@@ -100,9 +119,10 @@ def _category_filter(ref: str) -> ColumnElement[bool]:
     )
 
 
-def _title_only(query: str) -> str:
-    """The same prefix query restricted to the title's lexemes (weight A)."""
-    return " & ".join(f"{term}A" for term in query.split(" & "))
+def _title_only(query: str, joiner: str = " & ") -> str:
+    """The same prefix query restricted to the title's lexemes (weight A): every word
+    (``" & "``) or any word (``" | "``)."""
+    return joiner.join(f"{term}A" for term in query.split(" & "))
 
 
 async def list_questions(
@@ -117,9 +137,10 @@ async def list_questions(
     """A page and the sort key of its last item when more follow (keyset pagination).
 
     With ``q``: every word must prefix-match; a question whose title holds every word ranks
-    above one that matches only through its answer, then ``ts_rank`` decides, then the id.
+    above one whose title holds some of them, which ranks above one that matches only through
+    its answer; then ``ts_rank`` decides, then the id.
     """
-    stmt: Select[Any] = select(Question).where(LIVE)
+    stmt = select(*PUBLIC_COLUMNS).where(LIVE)
     if category is not None:
         stmt = stmt.where(_category_filter(category))
     if status is not None:
@@ -130,10 +151,11 @@ async def list_questions(
             return [], None
         matches = tsquery(query)
         title_hit = case(
-            (Question.search_vector.op("@@")(tsquery(_title_only(query))), literal(1.0)),
+            (Question.search_vector.op("@@")(tsquery(_title_only(query))), literal(2.0)),
+            (Question.search_vector.op("@@")(tsquery(_title_only(query, " | "))), literal(1.0)),
             else_=literal(0.0),
         )
-        # rank/(rank+1) (normalization 32) stays below 1, so the title bonus always dominates.
+        # rank/(rank+1) (normalization 32) stays below 1, so the title tiers always dominate.
         rank = cast(title_hit, Float(53)) + cast(
             func.ts_rank(Question.search_vector, matches, 32), Float(53)
         )
@@ -152,13 +174,13 @@ async def list_questions(
         stmt = stmt.order_by(Question.sort_order, Question.id)
     rows = (await session.execute(stmt.limit(limit + 1))).all()
     page = rows[:limit]
-    items = [question_public(r.Question) for r in page]
+    items = [question_public(r) for r in page]
     if len(rows) <= limit:
         return items, None
     last = page[-1]
     if q is not None:
-        return items, [last.rank, last.Question.id]
-    return items, [last.Question.sort_order, last.Question.id]
+        return items, [last.rank, last.id]
+    return items, [last.sort_order, last.id]
 
 
 async def list_revisions(

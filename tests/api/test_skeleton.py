@@ -109,3 +109,16 @@ async def test_unexpected_errors_are_500_without_internals(app: Any, client: Any
     body = await r.get_json()
     assert body["error"]["code"] == "internal_error"
     assert "SELECT" not in str(body) and "Traceback" not in str(body)
+
+
+async def test_a_204_carries_no_content_headers(app: Any) -> None:
+    """RFC 9110: no Content-Length on a 204 (the test client re-adds both when it rebuilds the
+    response, so the hook is checked directly)."""
+    from quart import Response
+
+    from api.app import bare_no_content
+
+    async with app.app_context():
+        response = await bare_no_content(Response("", status=204))
+    assert "Content-Type" not in response.headers
+    assert "Content-Length" not in response.headers

@@ -155,6 +155,17 @@ async def test_unknown_parent_is_400_category_not_found(org: OrgClient) -> None:
     assert (await r.get_json())["error"]["code"] == "category_not_found"
 
 
+async def test_a_long_parent_reference_is_still_a_reference(org: OrgClient) -> None:
+    """A parentId names a category by id or by slug (up to 100 characters); one naming none,
+    however long, is 400 category_not_found, not a shape error."""
+    parent = await create(org, name="P", slug="p" * 100)
+    child = await create(org, name="Child", parentId="p" * 100)
+    assert child["parentId"] == parent["id"]
+    r = await org.post("/categories", json={"name": "x", "parentId": "q" * 300}, scope="write")
+    assert r.status_code == 400
+    assert (await r.get_json())["error"]["code"] == "category_not_found"
+
+
 async def test_unknown_category_is_404(org: OrgClient) -> None:
     for ref in ("nope", "cat_01JD0000000000000000000000"):
         r = await org.get(f"/categories/{ref}")
@@ -240,6 +251,22 @@ async def test_literal_segments_are_operations(org: OrgClient) -> None:
         assert r.status_code == 405
 
 
+async def test_wrong_method_on_a_literal_segment_is_405_whatever_the_key(org: OrgClient) -> None:
+    """405 is about the route, like ``PUT …/categories``: no key, a key without the scope the
+    look-alike route needs, or any key of the org all get it."""
+    for method, word, scope in (
+        ("GET", "merge", None),
+        ("GET", "reorder", "read"),
+        ("PATCH", "audit", "read"),
+        ("DELETE", "merge", None),
+        ("DELETE", "reorder", "read"),
+    ):
+        r = await org.request(method, f"/categories/{word}", json={}, scope=scope)
+        assert r.status_code == 405, (method, word, scope)
+        assert (await r.get_json())["error"]["code"] == "method_not_allowed"
+        assert "X-Request-Id" in r.headers
+
+
 async def test_list_orders_by_order_then_id_and_paginates(org: OrgClient) -> None:
     made = [await create(org, name=f"C{i}", order=i % 3) for i in range(7)]
     seen: list[dict] = []
@@ -300,6 +327,13 @@ async def test_search_matches_prefixes_accents_and_ranks(org: OrgClient) -> None
     assert [c["name"] for c in (await r.get_json())["data"]] == ["Payments"]
     r = await org.get("/categories", query={"q": "zzz"})
     assert (await r.get_json())["data"] == []
+
+
+async def test_search_finds_words_inside_hosts_versions_and_emails(org: OrgClient) -> None:
+    made = await create(org, name="API v2.0", description="Write to help@example.com")
+    for q in ("example", "help", "com", "v2"):
+        r = await org.get("/categories", query={"q": q})
+        assert [c["id"] for c in (await r.get_json())["data"]] == [made["id"]], q
 
 
 async def test_search_cursor_walks_every_result_once(org: OrgClient) -> None:

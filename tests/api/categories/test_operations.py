@@ -162,6 +162,7 @@ async def test_merge_errors(org: OrgClient) -> None:
             404,
             "category_not_found",
         ),
+        ({"sourceId": "x" * 300, "targetId": a["id"]}, 404, "category_not_found"),
         ({"sourceId": a["id"]}, 400, "validation_failed"),
         ({"sourceId": a["id"], "targetId": 5}, 400, "validation_failed"),
     ]
@@ -200,6 +201,7 @@ async def test_reorder_rejects_foreign_unknown_and_duplicate_ids_atomically(
     for ids in (
         [mine["id"], theirs["id"]],
         [mine["id"], "cat_01JD0000000000000000000000"],
+        [mine["id"], "x" * 300],  # a string naming no category, however long
         [mine["id"], mine["id"]],
     ):
         r = await org.post("/categories/reorder", json={"ids": ids}, scope="write")

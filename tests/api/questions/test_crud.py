@@ -118,9 +118,33 @@ async def test_naive_timestamp_is_refused(org):
     assert fields(await r.get_json()) == {"scheduledPublishAt"}
 
 
+async def test_timestamp_outside_the_calendar_in_utc_is_validation_failed(org):
+    """Year 1 at +01:00 is year 0 in UTC: refused like any bad time, never a 500."""
+    q = await create(org)
+    for at in ("0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"):
+        r = await org.post(
+            "/questions",
+            json={
+                "title": "T",
+                "answer": "A",
+                "categoryId": q["categoryId"],
+                "status": "draft",
+                "scheduledPublishAt": at,
+            },
+            scope="write",
+        )
+        assert r.status_code == 400
+        body = await r.get_json()
+        assert error_code(body) == "validation_failed"
+        assert fields(body) == {"scheduledPublishAt"}
+        r = await org.patch(f"/questions/{q['id']}", json={"scheduledPublishAt": at}, scope="write")
+        assert r.status_code == 400
+        assert fields(await r.get_json()) == {"scheduledPublishAt"}
+
+
 async def test_unknown_category_is_400_category_not_found(org, other_org):
     foreign = await default_category(other_org)
-    for ref in (foreign, "cat_01JD0000000000000000000000", "uncategorized"):
+    for ref in (foreign, "cat_01JD0000000000000000000000", "uncategorized", "", "x" * 300):
         r = await org.post(
             "/questions",
             json={"title": "T", "answer": "A", "categoryId": ref, "status": "draft"},
@@ -274,6 +298,19 @@ async def test_wrong_method_on_reorder_is_405(org):
         kwargs = {"json": {}} if method == "patch" else {}
         r = await getattr(org, method)("/questions/reorder", scope="write", **kwargs)
         assert r.status_code == 405 and error_code(await r.get_json()) == "method_not_allowed"
+    # Below it, `reorder` is simply no question.
+    r = await org.get("/questions/reorder/revisions", scope="read")
+    assert r.status_code == 404 and error_code(await r.get_json()) == "question_not_found"
+    r = await org.post("/questions/reorder/revisions/rev_x/restore", scope="write")
+    assert r.status_code == 404 and error_code(await r.get_json()) == "question_not_found"
+
+
+async def test_wrong_method_on_reorder_is_405_whatever_the_key(org):
+    """405 is about the route: no key, or a key without the scope of the look-alike route."""
+    for method, scope in (("GET", None), ("PATCH", "read"), ("DELETE", None)):
+        r = await org.request(method, "/questions/reorder", json={}, scope=scope)
+        assert r.status_code == 405, (method, scope)
+        assert error_code(await r.get_json()) == "method_not_allowed"
 
 
 async def test_openapi_documents_every_question_route(client):

@@ -55,6 +55,18 @@ async def test_same_key_same_body_replays_the_first_response(engine, org):
     assert (await other.get_json())["data"]["id"] != qid
 
 
+async def test_one_instant_in_another_offset_is_the_same_body(org):
+    body = await body_for(org, status="draft", scheduledPublishAt="2030-01-01T08:00:00Z")
+    first = await post(org, body, "key-at")
+    assert first.status_code == 201
+    same = {**body, "scheduledPublishAt": "2030-01-01T10:00:00+02:00"}
+    second = await post(org, same, "key-at")
+    assert second.status_code == 201 and second.headers["Idempotent-Replayed"] == "true"
+    later = {**body, "scheduledPublishAt": "2030-01-01T10:00:00Z"}
+    r = await post(org, later, "key-at")
+    assert r.status_code == 422 and error_code(await r.get_json()) == "idempotency_key_reused"
+
+
 async def test_same_key_other_body_is_422(org):
     body = await body_for(org)
     assert (await post(org, body, "k")).status_code == 201
