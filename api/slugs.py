@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from anyascii import anyascii
-from sqlalchemy import ColumnElement, insert, or_, select
+from sqlalchemy import ColumnElement, Row, or_, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -87,22 +88,32 @@ class SlugRule:
             n += 1
 
     async def insert(
-        self, session: AsyncSession, values: dict[str, Any], *, manual_slug: str | None, text: str
-    ) -> None:
+        self,
+        session: AsyncSession,
+        values: dict[str, Any],
+        *,
+        manual_slug: str | None,
+        text: str,
+        returning: tuple[Any, ...] = (),
+    ) -> Row[Any]:
         """Insert a row, with the manual slug (409 if taken) or the first free auto slug,
-        re-picked when a concurrent create took it first."""
+        re-picked when a concurrent create took it first; returns the ``returning`` columns
+        (default: the id). One statement per try: ``ON CONFLICT`` on the live-slug index skips
+        the row instead of failing the transaction (no savepoint)."""
+        table = self.model.__table__
+        stmt = (
+            pg_insert(table)
+            .on_conflict_do_nothing(index_elements=[table.c.slug], index_where=self.live)
+            .returning(*(returning or (table.c.id,)))
+        )
         for _ in range(20):
             if manual_slug is None:
                 values["slug"] = await self.next_free(session, text)
-            try:
-                async with session.begin_nested():
-                    await session.execute(insert(self.model).values(**values))
-                return
-            except IntegrityError as exc:
-                if not self.is_conflict(exc):
-                    raise
-                if manual_slug is not None:
-                    raise SlugConflict() from None
+            row = (await session.execute(stmt.values(**values))).first()
+            if row is not None:
+                return row
+            if manual_slug is not None:
+                raise SlugConflict()
         raise SlugConflict("Could not allocate a free slug; retry.")
 
     def is_conflict(self, error: IntegrityError) -> bool:

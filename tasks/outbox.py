@@ -7,9 +7,9 @@ is down when the change commits, because the row stays until it has been fanned 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import BigInteger, DateTime, Identity, String, func, insert
+from sqlalchemy import BigInteger, DateTime, Identity, String, Table, func, insert
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
@@ -41,14 +41,30 @@ class OutboxEvent(SharedBase):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
+OUTBOX = cast(Table, OutboxEvent.__table__)
+
+
 async def record_event(
     session: AsyncSession, org_id: str, event: str, data: dict[str, Any]
 ) -> None:
-    """Write one event to the outbox inside the caller's transaction; the relay for the org is
-    queued to run after that transaction commits (never before)."""
-    assert event in EVENT_CATALOG, event
+    """Write one event to the outbox inside the caller's transaction (see ``record_events``)."""
+    await record_events(session, org_id, [(event, data)])
+
+
+async def record_events(
+    session: AsyncSession, org_id: str, events: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """Write events, in order, to the outbox inside the caller's transaction (one statement);
+    the relay for the org is queued to run after that transaction commits (never before)."""
+    assert all(event in EVENT_CATALOG for event, _ in events), events
+    # A list of parameter sets: one round trip (insertmanyvalues), and unlike a multi-row
+    # .values() the statement stays in SQLAlchemy's compiled cache.
     await session.execute(
-        insert(OutboxEvent).values(event_id=new_id("evt"), org_id=org_id, event=event, data=data)
+        insert(OUTBOX),
+        [
+            {"event_id": new_id("evt"), "org_id": org_id, "event": event, "data": data}
+            for event, data in events
+        ],
     )
 
     def send_relay() -> None:

@@ -215,10 +215,6 @@ async def create_category(
         return await _count_live(session)
 
     await ensure_room(session, org.id, org.plan, "categories", count)
-    if body.slug is not None:
-        taken = await session.execute(select(Category.id).where(LIVE, Category.slug == body.slug))
-        if taken.first() is not None:
-            raise SlugConflict()
     now = utcnow()
     category_id = new_id("cat")
     await SLUGS.insert(

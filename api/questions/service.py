@@ -55,7 +55,7 @@ from api.questions.schemas import (
 from api.search import prefix_query, tsquery, weighted_vector
 from api.slugs import SlugRule
 from billing.limits import ensure_room
-from tasks.outbox import record_event
+from tasks.outbox import record_event, record_events
 from tenancy.audit import Actor
 from tenancy.clock import utcnow
 from tenancy.ids import looks_like_id, new_id
@@ -336,11 +336,12 @@ async def _add_revision(
 async def _emit_changes(
     session: AsyncSession, org_id: str, before: dict[str, Any], after: dict[str, Any]
 ) -> None:
-    await record_event(session, org_id, "question.updated", after)
+    events = ["question.updated"]
     if after["status"] == PUBLISHED and before["status"] != PUBLISHED:
-        await record_event(session, org_id, "question.published", after)
+        events.append("question.published")
     elif before["status"] == PUBLISHED and after["status"] != PUBLISHED:
-        await record_event(session, org_id, "question.unpublished", after)
+        events.append("question.unpublished")
+    await record_events(session, org_id, [(event, after) for event in events])
 
 
 # ---- idempotency of creates ----------------------------------------------------------------
@@ -449,16 +450,11 @@ async def create_question(
         return await _count_live(session)
 
     await ensure_room(session, org.id, org.plan, "questions", count)
-    if body.slug is not None:
-        taken = await session.execute(select(Question.id).where(LIVE, Question.slug == body.slug))
-        if taken.first() is not None:
-            raise SlugConflict()
     now = utcnow()
-    question_id = new_id("q")
-    await SLUGS.insert(
+    row = await SLUGS.insert(
         session,
         {
-            "id": question_id,
+            "id": new_id("q"),
             "slug": body.slug,
             "title": body.title,
             "answer": body.answer,
@@ -474,11 +470,11 @@ async def create_question(
         },
         manual_slug=body.slug,
         text=body.title,
+        returning=PUBLIC_COLUMNS,
     )
-    public = await get_question(session, question_id)
-    await record_event(session, org.id, "question.created", public)
-    if status == PUBLISHED:
-        await record_event(session, org.id, "question.published", public)
+    public = question_public(row)
+    events = ["question.created"] + (["question.published"] if status == PUBLISHED else [])
+    await record_events(session, org.id, [(event, public) for event in events])
     if scheduled_at is not None:
         await note_scheduled(session, org.id, scheduled_at)
     created = Created(201, {"data": public})
