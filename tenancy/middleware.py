@@ -10,7 +10,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from quart import Response, current_app, g, request
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
@@ -149,11 +149,22 @@ async def bind_request_to_org() -> Response | None:
 
 
 async def finish_request_transaction(response: Response) -> Response:
+    session: AsyncSession | None = g.pop("db", None)
+    if session is not None:
+        try:
+            response = await end_transaction(session, response)
+        except Exception as error:
+            # The commit itself failed (PostgreSQL gone mid-commit): the app's error handlers
+            # answer (503 service_unavailable), as for a failure inside the view.
+            answer = await current_app.handle_user_exception(error)
+            response = cast(Response, await current_app.make_response(answer))
     for name, value in g.get("rate_headers", {}).items():
         response.headers.setdefault(name, value)
-    session: AsyncSession | None = g.pop("db", None)
-    if session is None:
-        return response
+    return response
+
+
+async def end_transaction(session: AsyncSession, response: Response) -> Response:
+    """Commit after a success (then fill the response cache), roll back after an error."""
     try:
         if response.status_code < 400:
             await commit(session)

@@ -7,13 +7,15 @@ import asyncio
 import time
 from collections import Counter
 
-from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncEngine
+import pytest
+from sqlalchemy import func, select, text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from api.categories.models import Category
 from tasks.outbox import OutboxEvent
 from tenancy.audit import AuditEntry
 from tenancy.db import shared_session, tenant_session
+from tenancy.transactions import commit as real_commit
 from tests.fixtures.orgs import OrgClient
 from tests.fixtures.services import Services
 
@@ -91,3 +93,35 @@ async def test_postgres_restart_under_write_load(
     assert {n for n, s, _ in results if s == 201} <= names
     assert audited == ids
     assert evented == len(ids)
+
+
+async def test_connection_lost_at_commit_is_a_503(
+    org_factory: object, engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one moment the load test above hits only by chance: PostgreSQL drops the request's
+    connection right before COMMIT. The answer is a clean 503 in the error shape (the write
+    is not acknowledged), and the next request works."""
+    from billing.plans import Plan
+
+    org: OrgClient = await org_factory(Plan.ENTERPRISE)  # type: ignore[operator]
+
+    async def commit_on_a_dropped_connection(session: AsyncSession) -> None:
+        pid = (await session.execute(text("SELECT pg_backend_pid()"))).scalar_one()
+        async with engine.connect() as other:
+            await other.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        await real_commit(session)
+
+    monkeypatch.setattr("tenancy.middleware.commit", commit_on_a_dropped_connection)
+    r = await org.post("/categories", json={"name": "Lost at commit"}, scope="write")
+    assert r.status_code == 503
+    body = await r.get_json()
+    assert body["error"]["code"] == "service_unavailable"
+    assert r.headers["Retry-After"] == "1"
+    assert "RateLimit-Limit" in r.headers
+
+    monkeypatch.undo()
+    r = await org.post("/categories", json={"name": "After the loss"}, scope="write")
+    assert r.status_code == 201
+    async with tenant_session(engine, org.info.schema_name) as session:
+        names = set((await session.execute(select(Category.name))).scalars())
+    assert "Lost at commit" not in names and "After the loss" in names
