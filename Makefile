@@ -20,10 +20,11 @@ run: install        ## embedded PostgreSQL + Redis, migrate, org `demo`, API + w
 test: install       ## the whole suite against real (embedded) PostgreSQL and Redis
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-lint: install
+lint: install       ## ruff, mypy and the import contracts (layers, no cycles)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 format: install
 	$(BIN)/ruff check --fix .

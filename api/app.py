@@ -7,7 +7,6 @@ from typing import Any
 
 import asyncpg
 import orjson
-import redis.asyncio as aioredis
 import structlog
 import swagger_ui_bundle
 from pydantic import BaseModel, ValidationError
@@ -17,30 +16,33 @@ from quart_schema import Info, QuartSchema, RequestSchemaValidationError, hide
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException
 
+from api.billing.routes import close_stripe_gateway
+from api.billing.stripe_webhook import stripe_webhook
+from api.binding import Tenancy
 from api.errors import (
-    ApiError,
     InternalError,
     InvalidJson,
     MethodNotAllowed,
     PayloadTooLarge,
     RouteNotFound,
+    ServiceError,
     ServiceUnavailable,
     ValidationErrorCode,
     ValidationFailed,
     field_error,
 )
-from api.logging import configure_logging
 from api.observability import end_request, health, start_request
 from api.openapi import FaqOpenAPIProvider
 from api.pagination import CursorCodec
+from api.rate_limit import RateLimiter
+from api.response_cache import ResponseCache
 from api.schemas import pydantic_details
 from api.v1 import api_v1
-from billing.stripe_webhook import stripe_webhook
 from tenancy.db import make_engine
 from tenancy.directory import Directory
-from tenancy.middleware import Tenancy
-from tenancy.rate_limit import RateLimiter
-from tenancy.response_cache import ResponseCache, register_local
+from tenancy.generations import on_bump_failed
+from tenancy.logging import configure_logging
+from tenancy.redis import connect
 from tenancy.settings import Settings, get_settings
 
 log = structlog.get_logger(__name__)
@@ -129,7 +131,7 @@ def is_unavailable(error: BaseException) -> bool:
     return cause is not None and cause is not error and is_unavailable(cause)
 
 
-def body_error() -> type[ApiError]:
+def body_error() -> type[ServiceError]:
     """Webhook endpoints answer body errors with ``validation_error`` (SPEC), others not."""
     blueprints = request.blueprints if request else []
     return ValidationErrorCode if "api.webhooks" in blueprints else ValidationFailed
@@ -152,7 +154,7 @@ async def bare_no_content(response: Response) -> Response:
     return response
 
 
-def render_error(error: ApiError) -> Response:
+def render_error(error: ServiceError) -> Response:
     response = Response(
         orjson.dumps(error.body()), status=error.status, content_type="application/json"
     )
@@ -162,8 +164,8 @@ def render_error(error: ApiError) -> Response:
 
 
 def register_error_handlers(app: Quart) -> None:
-    @app.errorhandler(ApiError)
-    async def on_api_error(error: ApiError) -> Response:
+    @app.errorhandler(ServiceError)
+    async def on_api_error(error: ServiceError) -> Response:
         return render_error(error)
 
     @app.errorhandler(RequestSchemaValidationError)
@@ -177,7 +179,7 @@ def register_error_handlers(app: Quart) -> None:
 
     @app.errorhandler(HTTPException)
     async def on_http_error(error: HTTPException) -> Response:
-        mapped: ApiError
+        mapped: ServiceError
         if error.code == 404:
             mapped = RouteNotFound()
         elif error.code == 405:
@@ -187,7 +189,7 @@ def register_error_handlers(app: Quart) -> None:
         elif error.code == 400:
             mapped = body_error()("The request could not be read.")
         else:
-            mapped = ApiError(error.description)
+            mapped = ServiceError(error.description)
             mapped.status = error.code or 500
         return render_error(mapped)
 
@@ -263,9 +265,7 @@ def create_app(settings: Settings | None = None) -> Quart:
         engine = make_engine(settings)
         directory = Directory(engine)
         await directory.start()
-        client = aioredis.from_url(
-            settings.require_redis_url(), socket_timeout=1.0, socket_connect_timeout=1.0
-        )
+        client = connect(settings.require_redis_url())
         limiter = RateLimiter(
             client,
             window_seconds=settings.faq_rate_limit_window_seconds,
@@ -274,7 +274,7 @@ def create_app(settings: Settings | None = None) -> Quart:
         cache = ResponseCache(
             settings.faq_response_cache_mb * 2**20, settings.faq_response_cache_seconds
         )
-        register_local(cache)
+        on_bump_failed(cache.clear)
         app.extensions["tenancy"] = Tenancy(engine, directory, limiter, cache)
         # Everything loaded so far lives as long as the process: keep it out of every GC pass
         # (shorter collections, fewer latency spikes under load).
@@ -288,5 +288,6 @@ def create_app(settings: Settings | None = None) -> Quart:
         await ext.directory.stop()
         await ext.engine.dispose()
         await app.extensions["redis"].aclose()
+        await close_stripe_gateway(app)
 
     return app

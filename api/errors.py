@@ -1,4 +1,5 @@
-"""Errors are exceptions with a code and a status, rendered by one handler (``api.app``).
+"""The API's errors: ``ServiceError`` subclasses (``tenancy/errors.py``), rendered by one handler
+(``api.app``).
 
 Body errors are ``validation_failed`` on categories and questions and ``validation_error`` on
 webhooks (SPEC keeps both); ``body_error_code`` picks by the blueprint that served the request.
@@ -6,54 +7,26 @@ webhooks (SPEC keeps both); ``body_error_code`` picks by the blueprint that serv
 
 from __future__ import annotations
 
-from typing import Any
-
-Detail = dict[str, str]
-
-
-class ApiError(Exception):
-    status = 400
-    code = "bad_request"
-    message = "The request could not be processed."
-
-    def __init__(
-        self,
-        message: str | None = None,
-        *,
-        details: list[Detail] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message or self.message)
-        self.message = message or self.message
-        self.details = details or []
-        self.headers = headers or {}
-
-    def body(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": self.message, "details": self.details}}
+# Re-exported: the API's modules take every error they raise from here.
+from tenancy.errors import Detail as Detail
+from tenancy.errors import ServiceError as ServiceError
+from tenancy.errors import ValidationFailed as ValidationFailed
+from tenancy.errors import field_error as field_error
 
 
-def field_error(field: str, issue: str) -> list[Detail]:
-    return [{"field": field, "issue": issue}]
-
-
-class ValidationFailed(ApiError):
-    code = "validation_failed"
-    message = "The request is not valid."
-
-
-class ValidationErrorCode(ApiError):
+class ValidationErrorCode(ServiceError):
     """SPEC's ``validation_error``: webhook bodies, reorder with foreign ids."""
 
     code = "validation_error"
     message = "The request is not valid."
 
 
-class InvalidJson(ApiError):
+class InvalidJson(ServiceError):
     code = "invalid_json"
     message = "The request body is not valid JSON."
 
 
-class Unauthorized(ApiError):
+class Unauthorized(ServiceError):
     status = 401
     code = "unauthorized"
     message = "A valid API key is required: send Authorization: Bearer <key>."
@@ -62,37 +35,25 @@ class Unauthorized(ApiError):
         super().__init__(message, headers={"WWW-Authenticate": "Bearer"})
 
 
-class OrgNotFound(ApiError):
+class OrgNotFound(ServiceError):
     status = 404
     code = "org_not_found"
     message = "No such organization for this API key."
 
 
-class InsufficientScope(ApiError):
+class InsufficientScope(ServiceError):
     status = 403
     code = "insufficient_scope"
     message = "The API key lacks the scope this operation requires."
 
 
-class PlanRequired(ApiError):
-    status = 403
-    code = "plan_required"
-    message = "This operation requires the STARTER plan or above."
-
-
-class PlanLimitReached(ApiError):
-    status = 402
-    code = "plan_limit_reached"
-    message = "The organization reached the cap of its plan."
-
-
-class NotFound(ApiError):
+class NotFound(ServiceError):
     status = 404
     code = "not_found"
     message = "Not found."
 
 
-class CategoryNotFound(ApiError):
+class CategoryNotFound(ServiceError):
     status = 404
     code = "category_not_found"
     message = "No such category in this organization."
@@ -104,79 +65,79 @@ class CategoryReferenceNotFound(CategoryNotFound):
     status = 400
 
 
-class QuestionNotFound(ApiError):
+class QuestionNotFound(ServiceError):
     status = 404
     code = "question_not_found"
     message = "No such question in this organization."
 
 
-class RevisionNotFound(ApiError):
+class RevisionNotFound(ServiceError):
     status = 404
     code = "revision_not_found"
     message = "No such revision of this question."
 
 
-class SlugConflict(ApiError):
+class SlugConflict(ServiceError):
     status = 409
     code = "slug_conflict"
     message = "The slug is already taken in this organization."
 
 
-class CategoryNotEmpty(ApiError):
+class CategoryNotEmpty(ServiceError):
     status = 409
     code = "category_not_empty"
     message = "The category still has questions; delete with force=true to move them."
 
 
-class DefaultCategoryProtected(ApiError):
+class DefaultCategoryProtected(ServiceError):
     status = 409
     code = "default_category_protected"
     message = "The default category cannot be deleted or merged away."
 
 
-class IdempotencyKeyReused(ApiError):
+class IdempotencyKeyReused(ServiceError):
     status = 422
     code = "idempotency_key_reused"
     message = "This idempotency key was used with a different request body."
 
 
-class RouteNotFound(ApiError):
+class RouteNotFound(ServiceError):
     status = 404
     code = "route_not_found"
     message = "No such route."
 
 
-class MethodNotAllowed(ApiError):
+class MethodNotAllowed(ServiceError):
     status = 405
     code = "method_not_allowed"
     message = "Method not allowed on this route."
 
 
-class PayloadTooLarge(ApiError):
+class PayloadTooLarge(ServiceError):
     status = 413
     code = "payload_too_large"
     message = "The request body is too large."
 
 
-class RateLimited(ApiError):
+class RateLimited(ServiceError):
     status = 429
     code = "rate_limited"
     message = "Too many requests."
 
 
-class ServiceUnavailable(ApiError):
+class ServiceUnavailable(ServiceError):
     status = 503
     code = "service_unavailable"
     message = "The service is temporarily unavailable; retry shortly."
 
 
-class InternalError(ApiError):
+class InternalError(ServiceError):
     status = 500
     code = "internal_error"
     message = "An unexpected error occurred."
 
 
-class WebhookInactive(ApiError):
+class WebhookInactive(ServiceError):
     status = 409
     code = "webhook_inactive"
     message = "The webhook is inactive: activate it (PATCH active: true) to send deliveries."

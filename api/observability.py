@@ -69,7 +69,7 @@ async def healthz() -> dict[str, str]:
 @health.get("/readyz")
 @hide
 async def readyz() -> dict[str, str]:
-    from tenancy.middleware import tenancy
+    from api.binding import tenancy
 
     try:
         async with tenancy().engine.connect() as conn:

@@ -8,12 +8,14 @@ an edited one or an invented one is refused (``validation_failed``).
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, TypeVar
 
 from itsdangerous import BadData, BadSignature, URLSafeSerializer
 from itsdangerous.encoding import base64_decode, base64_encode
+from sqlalchemy import Select, and_, or_
+from sqlalchemy.sql.elements import SQLCoreOperations
 
-from api.errors import ApiError, ValidationFailed, field_error
+from api.errors import ServiceError, ValidationFailed, field_error
 
 
 class CursorCodec:
@@ -34,7 +36,7 @@ class CursorCodec:
         kind: str,
         cursor: str,
         *,
-        error: type[ApiError] = ValidationFailed,
+        error: type[ServiceError] = ValidationFailed,
     ) -> list[Any]:
         if len(cursor) > 512 or not _canonical(cursor):
             raise error("The cursor is not valid.", details=field_error("cursor", "not valid"))
@@ -63,3 +65,22 @@ def list_body(items: list[dict[str, Any]], limit: int, cursor: str | None) -> di
         "data": items,
         "meta": {"pagination": {"limit": limit, "cursor": cursor, "hasMore": cursor is not None}},
     }
+
+
+AnySelect = TypeVar("AnySelect", bound=Select[*tuple[Any, ...]])
+
+
+def keyset_page(
+    stmt: AnySelect,
+    first: SQLCoreOperations[Any],
+    id_column: SQLCoreOperations[Any],
+    after: list[Any] | None,
+    *,
+    descending: bool = False,
+) -> AnySelect:
+    """Keyset pagination: order by ``first`` (descending when asked) then the id, and start
+    after ``after``, the key ``[first, id]`` of the previous page's last item."""
+    if after is not None:
+        beyond = first < after[0] if descending else first > after[0]
+        stmt = stmt.where(or_(beyond, and_(first == after[0], id_column > after[1])))
+    return stmt.order_by(first.desc() if descending else first, id_column)

@@ -1,4 +1,4 @@
-"""``/api/v1/{org}``: every route below binds its org first (``tenancy.middleware``).
+"""``/api/v1/{org}``: every route below binds its org first (``api.binding``).
 
 To add a resource: a folder under ``api/`` with routes, service, models and schemas, and one
 ``register_blueprint`` line here.
@@ -10,18 +10,18 @@ from typing import Any
 
 from quart import Blueprint, g, request
 
-from api.categories import service as categories_service
-from api.categories.routes import categories
-from api.errors import MethodNotAllowed
-from api.questions import service as questions_service
-from api.questions.routes import questions
-from api.webhooks.routes import webhooks
-from billing.routes import billing
-from tenancy.middleware import (
+from api.billing.routes import billing
+from api.binding import (
     bind_request_to_org,
     close_request_session,
     finish_request_transaction,
 )
+from api.categories import service as categories_service
+from api.categories.routes import categories
+from api.errors import MethodNotAllowed
+from api.questions.routes import questions
+from api.questions.rules import SLUGS as QUESTION_SLUGS
+from api.webhooks.routes import webhooks
 
 api_v1 = Blueprint("api", __name__, url_prefix="/api/v1/<org>")
 
@@ -34,7 +34,7 @@ def pull_org_slug(_endpoint: str | None, values: dict[str, Any] | None) -> None:
 # Literal segments that are operations of a resource (SPEC: "an operation, not a slug").
 OPERATIONS = {
     "api.categories": categories_service.OPERATIONS,
-    "api.questions": questions_service.SLUGS.reserved,
+    "api.questions": QUESTION_SLUGS.reserved,
 }
 
 

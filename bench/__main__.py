@@ -115,7 +115,7 @@ class Bench:
         self.info["seed_seconds"] = round(elapsed, 1)
         self.info["seed_processes"] = self.processes
         self.log(
-            f"{len(self.all_orgs)} orgs created with tenancy.orgs.create_org in "
+            f"{len(self.all_orgs)} orgs created with api.orgs.create_org in "
             f"{self.processes} processes: {elapsed:.1f}s "
             f"({elapsed / len(self.all_orgs) * 1000:.1f} ms/org wall)"
         )
@@ -412,7 +412,7 @@ class Bench:
             cli.append((time.perf_counter() - t) * 1000)
         self.row(
             f"org creation p95 ({len(self.all_orgs)} orgs)",
-            "tenancy.orgs.create_org, sequential",
+            "api.orgs.create_org, sequential",
             p95,
             300.0,
             "ms",

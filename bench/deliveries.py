@@ -107,12 +107,12 @@ def percentile(values: list[float], p: float) -> float:
 
 
 async def make_org_with_webhook(engine: Any, url: str) -> tuple[str, str]:
+    from api.orgs import create_org
     from api.webhooks.schemas import WebhookCreate
     from api.webhooks.service import create_webhook
     from billing.plans import Plan
+    from tenancy.context import OrgContext
     from tenancy.db import tenant_session
-    from tenancy.middleware import OrgContext
-    from tenancy.orgs import create_org
 
     slug = f"bench-{time.monotonic_ns()}"
     info = await create_org(engine, slug, None, Plan.ENTERPRISE)
@@ -130,8 +130,8 @@ async def make_org_with_webhooks(engine: Any, urls: list[str]) -> tuple[str, str
     """One org with one webhook (on ``category.created``) per URL: each event fans out to all."""
     from api.webhooks.schemas import WebhookCreate
     from api.webhooks.service import create_webhook
+    from tenancy.context import OrgContext
     from tenancy.db import tenant_session
-    from tenancy.middleware import OrgContext
 
     org_id, schema = await make_org_with_webhook(engine, urls[0])
     from billing.plans import Plan
@@ -174,8 +174,8 @@ class BlackHole:
 
 
 async def emit(engine: Any, org_id: str, schema: str, seq: int, commits: dict[int, float]) -> None:
-    from tasks.outbox import record_event
     from tenancy.db import tenant_session
+    from tenancy.outbox import record_event
     from tenancy.transactions import commit
 
     async with tenant_session(engine, schema) as session:
@@ -299,7 +299,7 @@ async def run(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> None:
     }
     log = (tmp / "worker.log").open("wb")
     worker = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "worker", "--processes", "1", "--threads", "8"],
+        [sys.executable, "-m", "tasks.cli", "worker", "--processes", "1", "--threads", "8"],
         env=worker_env,
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -100,7 +100,7 @@ async def _run(bench: Any) -> dict[str, Any]:
     get_settings.cache_clear()
     engine = make_engine(get_settings(), pool_size=10)
     worker = bench.world.spawn(
-        [sys.executable, "-m", "api.cli", "worker", "--processes", "1", "--threads", "8"],
+        [sys.executable, "-m", "tasks.cli", "worker", "--processes", "1", "--threads", "8"],
         "worker.log",
         {"FAQ_WEBHOOK_CA_BUNDLE": str(receiver.ca_path), "FAQ_LOG_LEVEL": "WARNING"},
     )

@@ -54,12 +54,12 @@ async def seed(engine: Any, orgs: int) -> list[tuple[Any, str]]:
     from sqlalchemy import select
 
     from api.categories.models import Category
+    from api.orgs import create_org
     from api.questions.schemas import QuestionCreate
     from api.questions.service import create_question
     from billing.plans import Plan
+    from tenancy.context import OrgContext
     from tenancy.db import tenant_session
-    from tenancy.middleware import OrgContext
-    from tenancy.orgs import create_org
     from tenancy.transactions import commit
 
     made = []
@@ -145,8 +145,8 @@ async def bench(args: argparse.Namespace) -> None:
     from tenancy.settings import get_settings
 
     get_settings.cache_clear()
-    from api.logging import configure_logging
     from tasks.publishing import publish_due_questions
+    from tenancy.logging import configure_logging
 
     configure_logging("WARNING")
 

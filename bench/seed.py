@@ -44,10 +44,10 @@ async def _create_many(
 ) -> list[dict[str, Any]]:
     from sqlalchemy import text
 
+    from api.orgs import create_org
     from billing.plans import Plan
     from tenancy.db import make_engine, shared_session
     from tenancy.keys import create_key
-    from tenancy.orgs import create_org
     from tenancy.settings import get_settings
 
     engine = make_engine(get_settings(), pool_size=2)

@@ -19,8 +19,8 @@ async def _measure(records: list[dict[str, Any]], runs: int) -> dict[str, Any]:
     from api.categories.models import Category
     from billing.plans import Plan
     from tasks.publishing import publish_due_questions
+    from tenancy.context import OrgContext
     from tenancy.db import make_engine, tenant_session
-    from tenancy.middleware import OrgContext
     from tenancy.settings import get_settings
 
     engine = make_engine(get_settings(), pool_size=5)

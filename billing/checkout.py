@@ -13,7 +13,6 @@ from typing import Any
 import orjson
 import stripe
 import structlog
-from quart import Quart, current_app
 
 from billing.errors import BillingNotConfigured, StripeUnavailable
 from billing.plans import Plan, lookup_key_for
@@ -28,7 +27,6 @@ STRIPE_TIMEOUT_SECONDS = 15.0
 STRIPE_NETWORK_RETRIES = 2
 # A double submit within this window gets the same session back (same idempotency key).
 IDEMPOTENCY_WINDOW_SECONDS = 60
-_EXTENSION = "stripe_gateway"
 
 
 def _with_query(url: str, query: str) -> str:
@@ -117,18 +115,3 @@ class StripeGateway:
             log.error("stripe_portal_failed", org_id=org_id, error=str(exc))
             raise StripeUnavailable() from None
         return session.url
-
-
-def stripe_gateway(app: Quart | None = None) -> StripeGateway:
-    """The app's gateway, made on first use in the serving event loop (503 without a key)."""
-    app = app or current_app
-    gateway: StripeGateway | None = app.extensions.get(_EXTENSION)
-    if gateway is None:
-        gateway = app.extensions[_EXTENSION] = StripeGateway(app.extensions["settings"])
-    return gateway
-
-
-async def close_stripe_gateway(app: Quart) -> None:
-    gateway: StripeGateway | None = app.extensions.pop(_EXTENSION, None)
-    if gateway is not None:
-        await gateway.close()

@@ -1,23 +1,35 @@
-"""Errors of billing routes and the Stripe webhook (rendered by the one handler of ``api.app``)."""
+"""Billing's errors: plan caps and the STARTER gate, billing routes and the Stripe webhook."""
 
 from __future__ import annotations
 
-from api.errors import ApiError
+from tenancy.errors import ServiceError
 
 
-class InvalidSignature(ApiError):
+class PlanRequired(ServiceError):
+    status = 403
+    code = "plan_required"
+    message = "This operation requires the STARTER plan or above."
+
+
+class PlanLimitReached(ServiceError):
+    status = 402
+    code = "plan_limit_reached"
+    message = "The organization reached the cap of its plan."
+
+
+class InvalidSignature(ServiceError):
     status = 400
     code = "invalid_signature"
     message = "The Stripe-Signature header does not verify (bad, missing or stale)."
 
 
-class BillingNotConfigured(ApiError):
+class BillingNotConfigured(ServiceError):
     status = 503
     code = "billing_not_configured"
     message = "Billing is not configured on this server."
 
 
-class NoStripeCustomer(ApiError):
+class NoStripeCustomer(ServiceError):
     status = 409
     code = "no_stripe_customer"
     message = (
@@ -26,7 +38,7 @@ class NoStripeCustomer(ApiError):
     )
 
 
-class SubscriptionExists(ApiError):
+class SubscriptionExists(ServiceError):
     status = 409
     code = "subscription_exists"
     message = (
@@ -35,7 +47,7 @@ class SubscriptionExists(ApiError):
     )
 
 
-class StripeUnavailable(ApiError):
+class StripeUnavailable(ServiceError):
     status = 502
     code = "stripe_unavailable"
     message = "Stripe could not be reached or refused the request; retry shortly."

@@ -1,4 +1,5 @@
-"""Cap checks at create time, safe under concurrent creates."""
+"""Cap checks at create time, safe under concurrent creates. Plans come in by name (the
+org's stored plan); the caller passes the usage count."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Literal
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from api.errors import PlanLimitReached, PlanRequired
+from billing.errors import PlanLimitReached, PlanRequired
 from billing.plans import Plan, allows_webhooks, cap_allows, caps_for
 
 Resource = Literal["categories", "questions"]
@@ -17,13 +18,13 @@ Resource = Literal["categories", "questions"]
 async def ensure_room(
     session: AsyncSession,
     org_id: str,
-    plan: Plan,
+    plan: str,
     resource: Resource,
     count: Callable[[], Awaitable[int]],
 ) -> None:
     """Refuse a create past the plan's cap (402). Creates of one resource in one org are
     serialized by a transaction advisory lock, so concurrent creates never pass the cap."""
-    cap = getattr(caps_for(plan), resource)
+    cap = getattr(caps_for(Plan(plan)), resource)
     if cap is None:
         return
     await session.execute(
@@ -31,12 +32,10 @@ async def ensure_room(
         {"key": f"cap:{org_id}:{resource}"},
     )
     if not cap_allows(cap, await count()):
-        raise PlanLimitReached(
-            f"The {plan.value} plan allows {cap} {resource}; upgrade to create more."
-        )
+        raise PlanLimitReached(f"The {plan} plan allows {cap} {resource}; upgrade to create more.")
 
 
-def ensure_webhooks_allowed(plan: Plan) -> None:
+def ensure_webhooks_allowed(plan: str) -> None:
     """The STARTER gate on webhook creation (403 ``plan_required``)."""
-    if not allows_webhooks(plan):
+    if not allows_webhooks(Plan(plan)):
         raise PlanRequired()

@@ -1,49 +1,48 @@
 """Billing of one org: plan, caps and usage; starting a checkout; opening the portal.
 
 Reads the org's row directly (not the per-process cache), so it shows a plan change at once.
+Usage is counted by the caller (the API knows its resources) and passed in.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from api.categories.models import Category
-from api.questions.models import Question
 from billing.checkout import StripeGateway
 from billing.errors import NoStripeCustomer, SubscriptionExists
 from billing.models import StripeSubscription
 from billing.plans import Plan, caps_for
 from billing.stripe_events import LIVE_STATUSES
-from tenancy.middleware import OrgContext
 from tenancy.models import Organization
 
 
-async def _org_row(session: AsyncSession, org: OrgContext) -> tuple[Plan, str | None]:
+@dataclass(frozen=True)
+class Usage:
+    categories: int  # live (not deleted)
+    questions: int
+
+
+async def _org_row(session: AsyncSession, org_id: str) -> tuple[Plan, str | None]:
     row = (
         await session.execute(
             select(Organization.plan, Organization.stripe_customer_id).where(
-                Organization.id == org.id
+                Organization.id == org_id
             )
         )
     ).one()
     return Plan(row.plan), row.stripe_customer_id
 
 
-async def billing_summary(session: AsyncSession, org: OrgContext) -> dict[str, Any]:
-    plan, customer_id = await _org_row(session, org)
+async def billing_summary(session: AsyncSession, org_id: str, usage: Usage) -> dict[str, Any]:
+    plan, customer_id = await _org_row(session, org_id)
     caps = caps_for(plan)
-    categories = await session.scalar(
-        select(func.count()).select_from(Category).where(Category.deleted_at.is_(None))
-    )
-    questions = await session.scalar(
-        select(func.count()).select_from(Question).where(Question.deleted_at.is_(None))
-    )
     status = await session.scalar(
         select(StripeSubscription.status)
-        .where(StripeSubscription.org_id == org.id)
+        .where(StripeSubscription.org_id == org_id)
         .order_by(StripeSubscription.last_event_created.desc())
         .limit(1)
     )
@@ -54,32 +53,32 @@ async def billing_summary(session: AsyncSession, org: OrgContext) -> dict[str, A
             "questions": caps.questions,
             "webhooks": caps.webhooks,
         },
-        "usage": {"categories": categories or 0, "questions": questions or 0},
+        "usage": {"categories": usage.categories, "questions": usage.questions},
         "customerLinked": customer_id is not None,
         "subscriptionStatus": status,
     }
 
 
 async def start_checkout(
-    session: AsyncSession, org: OrgContext, plan: Plan, gateway: StripeGateway
+    session: AsyncSession, org_id: str, org_slug: str, plan: Plan, gateway: StripeGateway
 ) -> str:
     """A Checkout Session URL for ``plan``. An org that still has a subscription changes it
     in the portal instead: a second subscription would bill it twice."""
-    _, customer_id = await _org_row(session, org)
+    _, customer_id = await _org_row(session, org_id)
     live = await session.scalar(
         select(StripeSubscription.id)
-        .where(StripeSubscription.org_id == org.id, StripeSubscription.status.in_(LIVE_STATUSES))
+        .where(StripeSubscription.org_id == org_id, StripeSubscription.status.in_(LIVE_STATUSES))
         .limit(1)
     )
     if live is not None:
         raise SubscriptionExists()
     return await gateway.checkout_url(
-        org_id=org.id, org_slug=org.slug, plan=plan, customer_id=customer_id
+        org_id=org_id, org_slug=org_slug, plan=plan, customer_id=customer_id
     )
 
 
-async def open_portal(session: AsyncSession, org: OrgContext, gateway: StripeGateway) -> str:
-    _, customer_id = await _org_row(session, org)
+async def open_portal(session: AsyncSession, org_id: str, gateway: StripeGateway) -> str:
+    _, customer_id = await _org_row(session, org_id)
     if customer_id is None:
         raise NoStripeCustomer()
-    return await gateway.portal_url(org_id=org.id, customer_id=customer_id)
+    return await gateway.portal_url(org_id=org_id, customer_id=customer_id)

@@ -19,11 +19,11 @@ from sqlalchemy import ColumnElement, delete, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from api.errors import ValidationFailed, field_error
 from billing.models import StripeEvent, StripeSubscription
 from billing.plans import Plan, highest, plan_for_lookup_key
 from tenancy.clock import utcnow
 from tenancy.db import shared_session
+from tenancy.errors import ValidationFailed, field_error
 from tenancy.models import Organization
 from tenancy.orgs import set_plan
 
@@ -48,6 +48,10 @@ ENDED_STATUSES = frozenset({"canceled", "unpaid", "incomplete_expired", "paused"
 LIVE_STATUSES = frozenset({"active", "trialing", "past_due", "unpaid", "paused"})
 
 APPLY_LOCK = "billing:apply-stripe-events"
+# The actor that applies one stored event (declared in ``tasks/billing.py``) and its queue:
+# Stripe events never wait behind a burst of webhook deliveries.
+APPLY_ACTOR = "billing.apply_stripe_event"
+QUEUE = "billing"
 KEEP_PROCESSED = timedelta(days=30)  # Stripe retries an event for 3 days at most
 
 

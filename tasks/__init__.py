@@ -1,8 +1,5 @@
-"""Dramatiq actors (publishing, outbox fan-out, deliveries, purge) and the scheduler.
+"""The top layer: Dramatiq actors, the scheduler, the delivery engine and the ``faq`` CLI.
 
-Importing anything from ``tasks`` configures the broker first (from ``REDIS_URL``), so no
-actor can be declared on Dramatiq's default broker by accident. ``tasks.actors`` imports every
-actor module; ``faq worker`` runs them.
+Importing a module of ``tasks`` configures nothing: the broker is set up when a worker, the
+scheduler or the CLI starts (``tasks/broker.py``).
 """
-
-from tasks import broker as broker

@@ -1,14 +1,11 @@
-"""Every actor, for ``faq worker`` (``dramatiq tasks.actors``) and for senders.
-
-The broker is configured by ``tasks/__init__.py`` before any of these modules declares an actor.
-"""
+"""Every actor module, imported so each records its actors (``tasks/registry.py``)."""
 
 from __future__ import annotations
 
 import tasks.billing
 import tasks.deliveries
-import tasks.events
 import tasks.publishing
 import tasks.purge
+import tasks.relay
 
 __all__ = ["tasks"]

@@ -1,38 +1,34 @@
-"""The Dramatiq broker: Redis, with asyncio actors. Configured once per process on import."""
+"""The worker side of the broker: asyncio actors and a lifecycle, set up when a worker starts.
+
+``tenancy.queue.get_broker`` makes the process's broker (senders need nothing more);
+``configure_worker_broker`` adds what running actors needs and declares every actor
+(``tasks/registry.py``). ``dramatiq tasks.worker`` calls it; nothing does on import.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-import dramatiq
 import structlog
 from dramatiq.asyncio import get_event_loop_thread
 from dramatiq.brokers.redis import RedisBroker
 from dramatiq.middleware import Middleware
 from dramatiq.middleware.asyncio import AsyncIO
 
+from tasks.registry import declare_actors
+from tenancy.logging import configure_logging
+from tenancy.loop_resources import close_loop_resources
+from tenancy.queue import get_broker
 from tenancy.settings import get_settings
-
-
-async def _close_loop_resources() -> None:
-    from tasks.db import dispose_worker_engine
-    from tasks.deliveries import close_loop_clients, wait_detached
-    from tasks.events import close_redis
-
-    await wait_detached(get_settings().faq_webhook_timeout_seconds + 5)
-    await close_loop_clients()
-    await close_redis()
-    await dispose_worker_engine()
 
 
 class WorkerLifecycle(Middleware):
     """In worker processes: logs at FAQ_LOG_LEVEL (JSON, like the API) on boot; on shutdown,
-    the event loop's HTTP session, Redis clients and engine are closed while the loop still
-    runs (this middleware sits before AsyncIO, whose shutdown stops the loop)."""
+    the event loop's resources (``tenancy/loop_resources.py``: HTTP sessions, Redis clients,
+    the engine, sends still in flight) are closed while the loop still runs (this middleware
+    sits before AsyncIO, whose shutdown stops the loop)."""
 
     def before_worker_boot(self, broker: Any, worker: Any) -> None:
-        from api.logging import configure_logging
-
         configure_logging(get_settings().faq_log_level)
 
     def after_worker_shutdown(self, broker: Any, worker: Any) -> None:
@@ -40,19 +36,18 @@ class WorkerLifecycle(Middleware):
         if thread is None or not thread.loop.is_running():
             return
         try:
-            thread.run_coroutine(_close_loop_resources())
+            thread.run_coroutine(close_loop_resources())
         except Exception:
             structlog.get_logger(__name__).warning("worker_close_failed", exc_info=True)
 
 
-def _make_broker() -> RedisBroker:
-    broker = RedisBroker(
-        url=get_settings().require_redis_url(), namespace="faq", socket_connect_timeout=2
-    )  # type: ignore[no-untyped-call]
-    broker.add_middleware(AsyncIO())
-    broker.add_middleware(WorkerLifecycle(), before=AsyncIO)
+def configure_worker_broker() -> RedisBroker:
+    """The process's broker, ready to run actors: every actor module imported and declared."""
+    import tasks.actors  # noqa: F401  (records every actor)
+
+    broker = get_broker()
+    if not any(isinstance(m, AsyncIO) for m in broker.middleware):
+        broker.add_middleware(AsyncIO())
+        broker.add_middleware(WorkerLifecycle(), before=AsyncIO)
+    declare_actors(broker)
     return broker
-
-
-broker = _make_broker()
-dramatiq.set_broker(broker)

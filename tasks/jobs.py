@@ -1,7 +1,8 @@
 """Periodic jobs: what ``faq scheduler`` enqueues and ``faq jobs run NAME`` runs in-process.
 
-Each job is a plain async function (run in-process by ``faq jobs run``) and the Dramatiq actor
-that runs the same function in a worker (enqueued by the scheduler).
+Each job is a plain async function (run in-process by ``faq jobs run``) and the name of the
+actor (``tasks/registry.py``) that runs the same function in a worker, enqueued by the
+scheduler.
 """
 
 from __future__ import annotations
@@ -10,15 +11,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import dramatiq
-
 
 @dataclass(frozen=True)
 class PeriodicJob:
     name: str
     run: Callable[[], Awaitable[Any]]
-    actor: dramatiq.Actor[Any, Any]
+    actor_name: str
     period_seconds: Callable[[], float]
+    queue: str = "default"
 
 
 JOBS: dict[str, PeriodicJob] = {}

@@ -13,16 +13,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import dramatiq
 import structlog
+from api.questions.sweep import publish_due
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.questions.models import PublishSchedule
-from api.questions.service import publish_due
-from tasks import broker as _broker  # noqa: F401  (the broker is configured before actors)
 from tasks.db import worker_engine
 from tasks.jobs import PeriodicJob, register
+from tasks.registry import actor
 from tenancy.audit import SYSTEM_SCHEDULER
 from tenancy.clock import utcnow
 from tenancy.db import shared_session, tenant_session
@@ -92,7 +91,7 @@ async def publish_due_questions(engine: AsyncEngine | None = None) -> dict[str, 
     return result
 
 
-@dramatiq.actor(actor_name="questions.publish_due", max_retries=3, time_limit=600_000)
+@actor("questions.publish_due", max_retries=3, time_limit=600_000)
 async def publish_due_actor() -> None:
     await publish_due_questions()
 
@@ -101,7 +100,7 @@ register(
     PeriodicJob(
         name="publish-sweep",
         run=publish_due_questions,
-        actor=publish_due_actor,
+        actor_name="questions.publish_due",
         period_seconds=lambda: get_settings().faq_publish_sweep_seconds,
     )
 )

@@ -9,15 +9,14 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-import dramatiq
 import structlog
+from api.questions.sweep import purge_expired
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from api.questions.service import purge_expired
-from tasks import broker as _broker  # noqa: F401  (the broker is configured before actors)
 from tasks.db import worker_engine
 from tasks.jobs import PeriodicJob, register
+from tasks.registry import actor
 from tenancy.clock import utcnow
 from tenancy.db import shared_session, tenant_session
 from tenancy.models import Organization
@@ -57,7 +56,7 @@ async def purge_deleted(engine: AsyncEngine | None = None) -> dict[str, Any]:
     return totals
 
 
-@dramatiq.actor(actor_name="questions.purge_deleted", max_retries=3, time_limit=3_600_000)
+@actor("questions.purge_deleted", max_retries=3, time_limit=3_600_000)
 async def purge_deleted_actor() -> None:
     totals = await purge_deleted()
     if totals["failed"]:
@@ -68,7 +67,7 @@ register(
     PeriodicJob(
         name="purge-deleted",
         run=purge_deleted,
-        actor=purge_deleted_actor,
+        actor_name="questions.purge_deleted",
         period_seconds=lambda: DAY_SECONDS,
     )
 )

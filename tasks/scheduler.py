@@ -11,6 +11,8 @@ import redis
 import structlog
 
 from tasks.jobs import JOBS
+from tenancy.queue import enqueue
+from tenancy.redis import sync_client
 from tenancy.settings import get_settings
 
 log = structlog.get_logger(__name__)
@@ -19,16 +21,14 @@ TICK_SECONDS = 1.0
 
 
 def run_scheduler(stop: threading.Event | None = None) -> None:
-    import tasks.actors  # noqa: F401  (declares the actors the jobs send to)
+    import tasks.actors  # noqa: F401  (registers the periodic jobs)
 
     stop = stop or threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     settings = get_settings()
     ttl = settings.faq_scheduler_lock_ttl_seconds
-    client = redis.Redis.from_url(
-        settings.require_redis_url(), socket_timeout=5, socket_connect_timeout=2
-    )
+    client = sync_client(timeout=5.0)
     # The lock lapses `ttl` seconds after its holder stops renewing it (crash, SIGKILL).
     lock = client.lock(LOCK_NAME, timeout=ttl, thread_local=False)
     next_run: dict[str, float] = {}
@@ -46,7 +46,7 @@ def run_scheduler(stop: threading.Event | None = None) -> None:
             for job in JOBS.values():
                 due = next_run.setdefault(job.name, now)
                 if now >= due:
-                    job.actor.send()
+                    enqueue(job.actor_name, queue=job.queue)
                     next_run[job.name] = now + job.period_seconds()
                     log.info("job_enqueued", job=job.name)
         except redis.RedisError:

@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, c
 from sqlalchemy.orm import DeclarativeBase, ORMExecuteState, Session, SessionTransaction
 from sqlalchemy.util import await_only
 
+from tenancy.generations import WROTE_KEY, bump, note_write
 from tenancy.settings import Settings
 
 TENANT_SCHEMA_PLACEHOLDER = "tenant"
@@ -141,33 +142,24 @@ def _bind_transaction(
 @event.listens_for(TenantSyncSession, "do_orm_execute")
 def _note_statement(state: ORMExecuteState) -> None:
     if not state.is_select:
-        from tenancy.response_cache import note_write
-
-        table = getattr(state.statement, "table", None)
-        note_write(state.session.info, getattr(table, "name", None))
+        note_write(state.session.info, getattr(state.statement, "table", None))
 
 
 @event.listens_for(TenantSyncSession, "after_flush")
 def _note_flush(session: Session, _context: Any) -> None:
-    from tenancy.response_cache import note_write
-
     for obj in (*session.new, *session.dirty, *session.deleted):
-        note_write(session.info, getattr(getattr(obj, "__table__", None), "name", None))
+        note_write(session.info, getattr(obj, "__table__", None))
 
 
 @event.listens_for(TenantSyncSession, "after_commit")
 def _bump_generation(session: Session) -> None:
-    """A committed write to cached tables: the org's cached reads are stale in every process."""
-    from tenancy.response_cache import WROTE_KEY, bump
-
+    """A committed write to versioned tables: the org's cached reads are stale everywhere."""
     if session.info.pop(WROTE_KEY, False):
         await_only(bump(session.info[_SEARCH_PATH_KEY].strip('"')))
 
 
 @event.listens_for(TenantSyncSession, "after_soft_rollback")
 def _forget_writes(session: Session, _previous: Any) -> None:
-    from tenancy.response_cache import WROTE_KEY
-
     session.info.pop(WROTE_KEY, None)
 
 

@@ -18,7 +18,6 @@ import structlog
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from billing.plans import Plan
 from tenancy.db import shared_session
 from tenancy.keys import INVALIDATION_CHANNEL, hash_key
 from tenancy.models import ApiKey, Organization
@@ -38,7 +37,7 @@ class KeyRecord:
 class OrgRecord:
     id: str
     slug: str
-    plan: Plan
+    plan: str  # a plan name (billing/plans.py)
     schema_name: str
 
 
@@ -95,7 +94,7 @@ class Directory:
             ).first()
         if row is None:
             return None
-        record = OrgRecord(row.id, row.slug, Plan(row.plan), row.schema_name)
+        record = OrgRecord(row.id, row.slug, row.plan, row.schema_name)
         self._orgs[slug] = (time.monotonic(), record)
         return record
 

@@ -1,14 +1,19 @@
-"""Organizations: provisioning (row + schema + default category) and plan changes."""
+"""Organizations: provisioning (row + schema + whatever the caller seeds) and plan changes.
+
+The plan is stored as a name; ``billing/plans.py`` knows what each plan allows. ``api/orgs.py``
+creates orgs ready for the API (it seeds the default category).
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from billing.plans import Plan
+from tenancy.audit import record_audit
 from tenancy.db import bind_org, shared_session, tenant_session
 from tenancy.ids import new_id
 from tenancy.keys import notify_tenancy_changed
@@ -31,21 +36,26 @@ class OrgInfo:
     id: str
     slug: str
     name: str
-    plan: Plan
+    plan: str
     schema_name: str
 
     def as_json(self) -> dict[str, str]:
-        return {"id": self.id, "slug": self.slug, "name": self.name, "plan": self.plan.value}
+        return {"id": self.id, "slug": self.slug, "name": self.name, "plan": self.plan}
 
 
 def _info(org: Organization) -> OrgInfo:
-    return OrgInfo(org.id, org.slug, org.name, Plan(org.plan), org.schema_name)
+    return OrgInfo(org.id, org.slug, org.name, org.plan, org.schema_name)
 
 
-async def create_org(engine: AsyncEngine, slug: str, name: str | None, plan: Plan) -> OrgInfo:
-    """One transaction: the org row, its schema at the tenant head, its default category."""
-    from api.categories.service import create_default_category
+Seed = Callable[[AsyncSession], Awaitable[None]]
 
+
+async def provision_org(
+    engine: AsyncEngine, slug: str, name: str | None, plan: str, *, seed: Seed
+) -> OrgInfo:
+    """One transaction: the org row, its schema at the tenant head, and ``seed``'s rows
+    (written through a session bound to the new schema)."""
+    plan = str(plan)
     if not ORG_SLUG_RE.fullmatch(slug):
         raise ValueError(f"org slug must match {ORG_SLUG_RE.pattern}")
     org_id = new_id("org")
@@ -59,13 +69,13 @@ async def create_org(engine: AsyncEngine, slug: str, name: str | None, plan: Pla
                 id=org_id,
                 slug=slug,
                 name=name or slug,
-                plan=plan.value,
+                plan=plan,
                 schema_name=schema,
                 schema_revision=version_tree("tenant").head,
             )
         )
         await provision_tenant_schema(conn, schema)
-        await create_default_category(AsyncSession(bind=await bind_org(conn, schema)))
+        await seed(AsyncSession(bind=await bind_org(conn, schema)))
     return OrgInfo(org_id, slug, name or slug, plan, schema)
 
 
@@ -79,10 +89,9 @@ async def get_org(engine: AsyncEngine, slug: str) -> OrgInfo:
     return _info(org)
 
 
-async def set_plan(engine: AsyncEngine, slug: str, plan: Plan, *, actor: dict[str, str]) -> OrgInfo:
+async def set_plan(engine: AsyncEngine, slug: str, plan: str, *, actor: dict[str, str]) -> OrgInfo:
     """Change the plan (ops override or Stripe), audited in the org, visible to every process."""
-    from tenancy.audit import record_audit
-
+    plan = str(plan)
     org = await get_org(engine, slug)
     async with tenant_session(engine, org.schema_name) as session, session.begin():
         before = (
@@ -90,11 +99,11 @@ async def set_plan(engine: AsyncEngine, slug: str, plan: Plan, *, actor: dict[st
                 select(Organization.plan).where(Organization.id == org.id).with_for_update()
             )
         ).scalar_one()
-        if before != plan.value:
+        if before != plan:
             await session.execute(
                 update(Organization)
                 .where(Organization.id == org.id)
-                .values(plan=plan.value, updated_at=func.now())
+                .values(plan=plan, updated_at=func.now())
             )
             await record_audit(
                 session,
@@ -103,7 +112,26 @@ async def set_plan(engine: AsyncEngine, slug: str, plan: Plan, *, actor: dict[st
                 action="plan_changed",
                 actor=actor,
                 before={"plan": before},
-                after={"plan": plan.value},
+                after={"plan": plan},
             )
             await notify_tenancy_changed(session, org.id)
     return OrgInfo(org.id, org.slug, org.name, plan, org.schema_name)
+
+
+# Schema names never change for an org id: remember them for the life of the process.
+_schemas: dict[str, str] = {}
+
+
+async def org_schema(engine: AsyncEngine, org_id: str) -> str | None:
+    """The schema of org ``org_id`` (None when the org is gone), cached for the process."""
+    schema = _schemas.get(org_id)
+    if schema is None:
+        async with shared_session(engine) as session:
+            schema = (
+                await session.execute(
+                    select(Organization.schema_name).where(Organization.id == org_id)
+                )
+            ).scalar_one_or_none()
+        if schema is not None:
+            _schemas[org_id] = schema
+    return schema

@@ -21,6 +21,7 @@ from sqlalchemy import Connection, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from tenancy.db import SHARED_SCHEMA, UNBOUND_SCHEMA, checked_schema_name
+from tenancy.loop_resources import per_loop
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -81,14 +82,14 @@ def _upgrade_tenant_sync(sync_conn: Connection, schema: str, tree: VersionTree) 
     return applied
 
 
-_alembic_locks: dict[int, asyncio.Lock] = {}
+async def _no_close(_lock: asyncio.Lock) -> None:
+    return None
 
 
 def _alembic_lock() -> asyncio.Lock:
     """Alembic's ``op``/``context`` are process-wide proxies: one migration at a time per
     process (coroutines of one loop would otherwise run each other's operations)."""
-    loop_id = id(asyncio.get_running_loop())
-    return _alembic_locks.setdefault(loop_id, asyncio.Lock())
+    return per_loop("alembic_lock", asyncio.Lock, _no_close)
 
 
 async def upgrade_tenant_schema(

@@ -42,7 +42,7 @@ async def app() -> AsyncIterator[Quart]:
 
 @pytest.fixture(scope="session")
 def engine(app: Quart) -> AsyncEngine:
-    from tenancy.middleware import Tenancy
+    from api.binding import Tenancy
 
     ext: Tenancy = app.extensions["tenancy"]
     return ext.engine

@@ -13,7 +13,7 @@ from tests.fixtures.orgs import unique_slug
 
 def faq(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "api.cli", *args],
+        [sys.executable, "-m", "tasks.cli", *args],
         capture_output=True,
         text=True,
         env=os.environ.copy(),

@@ -9,12 +9,14 @@ from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tenancy.db import TenantBase
+from tenancy.generations import versioned
 
 TS = DateTime(timezone=True)
 
 
 class Category(TenantBase):
     __tablename__ = "categories"
+    __table_args__ = versioned()  # writes change the org's generation (cached reads)
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     slug: Mapped[str] = mapped_column(String(100))

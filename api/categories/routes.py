@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from quart import Blueprint, current_app
+from quart import Blueprint
 from quart_schema import document_response, validate_querystring, validate_request
 
+from api.binding import current_org, cursors, db, requires_scope
 from api.categories import service
 from api.categories.schemas import (
     AuditEntryOut,
@@ -18,17 +19,11 @@ from api.categories.schemas import (
     MergeBody,
     MergeResult,
 )
-from api.pagination import CursorCodec, list_body
+from api.pagination import list_body
 from api.schemas import Envelope, IdsBody, ListEnvelope, UpdatedCount
-from tenancy.middleware import current_org, db, requires_scope
 
 categories = Blueprint("categories", __name__, url_prefix="/categories")
 Result = tuple[dict[str, Any], int]
-
-
-def _cursors() -> CursorCodec:
-    codec: CursorCodec = current_app.extensions["cursors"]
-    return codec
 
 
 @categories.get("")
@@ -38,11 +33,11 @@ def _cursors() -> CursorCodec:
 async def list_categories(query_args: CategoryListQuery) -> Result:
     """List categories, by order then id; with q, best match first."""
     kind = "categories" if query_args.q is None else f"categories:q:{query_args.q}"
-    after = _cursors().decode(kind, query_args.cursor) if query_args.cursor else None
+    after = cursors().decode(kind, query_args.cursor) if query_args.cursor else None
     items, last = await service.list_categories(
         db(), limit=query_args.limit, after=after, q=query_args.q
     )
-    cursor = _cursors().encode(kind, last) if last is not None else None
+    cursor = cursors().encode(kind, last) if last is not None else None
     return list_body(items, query_args.limit, cursor), 200
 
 

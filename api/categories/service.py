@@ -12,12 +12,10 @@ from sqlalchemy import (
     Integer,
     Select,
     String,
-    and_,
     column,
     delete,
     func,
     insert,
-    or_,
     select,
     update,
     values,
@@ -37,16 +35,17 @@ from api.errors import (
     ValidationFailed,
     field_error,
 )
+from api.pagination import keyset_page
 from api.questions.models import Question
 from api.questions.service import move_to_category
 from api.search import prefix_query, tsquery, weighted_vector
 from api.slugs import SlugRule
 from billing.limits import ensure_room
-from tasks.outbox import record_event
 from tenancy.audit import latest_entries, record_audit
 from tenancy.clock import iso, utcnow
+from tenancy.context import OrgContext
 from tenancy.ids import looks_like_id, new_id
-from tenancy.middleware import OrgContext
+from tenancy.outbox import record_event
 
 LIVE = Category.deleted_at.is_(None)
 # `merge`, `reorder` and `audit` are operations under /categories, never slugs.
@@ -118,18 +117,9 @@ async def list_categories(
         matches = tsquery(query)
         rank = func.ts_rank(Category.search_vector, matches)
         stmt = stmt.add_columns(rank.label("rank")).where(Category.search_vector.op("@@")(matches))
-        if after is not None:
-            stmt = stmt.where(or_(rank < after[0], and_(rank == after[0], Category.id > after[1])))
-        stmt = stmt.order_by(rank.desc(), Category.id)
+        stmt = keyset_page(stmt, rank, Category.id, after, descending=True)
     else:
-        if after is not None:
-            stmt = stmt.where(
-                or_(
-                    Category.sort_order > after[0],
-                    and_(Category.sort_order == after[0], Category.id > after[1]),
-                )
-            )
-        stmt = stmt.order_by(Category.sort_order, Category.id)
+        stmt = keyset_page(stmt, Category.sort_order, Category.id, after)
     rows = (await session.execute(stmt.limit(limit + 1))).all()
     page = rows[:limit]
     items = [category_public(r.Category, r.question_count) for r in page]

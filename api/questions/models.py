@@ -11,12 +11,15 @@ from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tenancy.db import SharedBase, TenantBase
+from tenancy.generations import versioned
+from tenancy.schedule import DueSchedule
 
 TS = DateTime(timezone=True)
 
 
 class Question(TenantBase):
     __tablename__ = "questions"
+    __table_args__ = versioned()  # writes change the org's generation (cached reads)
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     slug: Mapped[str] = mapped_column(String(200))
@@ -56,11 +59,8 @@ class IdempotencyKey(TenantBase):
     created_at: Mapped[datetime] = mapped_column(TS)
 
 
-class PublishSchedule(SharedBase):
+class PublishSchedule(DueSchedule, SharedBase):
     """Each org's earliest scheduled publish time (never later than the real one), so the
     sweep finds due orgs in one query instead of visiting every tenant schema."""
 
     __tablename__ = "publish_schedule"
-
-    org_id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    next_due_at: Mapped[datetime] = mapped_column(TS)

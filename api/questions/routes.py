@@ -1,4 +1,5 @@
-"""HTTP routes of questions: validate, call one service function, return the public shape."""
+"""HTTP routes of questions: validate, call one read (``queries``) or write (``service``), return
+the public shape."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ import hashlib
 from typing import Any
 
 import orjson
-from quart import Blueprint, current_app, request
+from quart import Blueprint, request
 from quart_schema import document_response, validate_querystring, validate_request
 
+from api.binding import current_org, cursors, db, requires_scope
 from api.errors import ValidationFailed, field_error
-from api.pagination import CursorCodec, list_body
-from api.questions import service
+from api.pagination import list_body
+from api.questions import queries, service
 from api.questions.schemas import (
     IDEMPOTENCY_KEY_MAX,
     QuestionCreate,
@@ -22,16 +24,10 @@ from api.questions.schemas import (
     RevisionOut,
 )
 from api.schemas import Envelope, IdsBody, ListEnvelope, UpdatedCount
-from tenancy.middleware import current_org, db, requires_scope
 
 questions = Blueprint("questions", __name__, url_prefix="/questions")
 Result = tuple[dict[str, Any], int]
 IDEMPOTENCY_HEADER = "X-Idempotency-Key"
-
-
-def _cursors() -> CursorCodec:
-    codec: CursorCodec = current_app.extensions["cursors"]
-    return codec
 
 
 def _idempotency_key() -> str | None:
@@ -62,8 +58,8 @@ def _body_hash(data: QuestionCreate) -> str:
 async def list_questions(query_args: QuestionListQuery) -> Result:
     """List questions, by order then id; with q, best match first (title above answer)."""
     kind = "questions" if query_args.q is None else f"questions:q:{query_args.q}"
-    after = _cursors().decode(kind, query_args.cursor) if query_args.cursor else None
-    items, last = await service.list_questions(
+    after = cursors().decode(kind, query_args.cursor) if query_args.cursor else None
+    items, last = await queries.list_questions(
         db(),
         limit=query_args.limit,
         after=after,
@@ -71,7 +67,7 @@ async def list_questions(query_args: QuestionListQuery) -> Result:
         category=query_args.category,
         status=query_args.status,
     )
-    cursor = _cursors().encode(kind, last) if last is not None else None
+    cursor = cursors().encode(kind, last) if last is not None else None
     return list_body(items, query_args.limit, cursor), 200
 
 
@@ -109,7 +105,7 @@ async def reorder_questions(data: IdsBody) -> Result:
 @document_response(Envelope[QuestionOut])
 async def get_question(ref: str) -> Result:
     """Get a question by id or slug."""
-    return {"data": await service.get_question(db(), ref)}, 200
+    return {"data": await queries.get_question(db(), ref)}, 200
 
 
 @questions.patch("/<ref>")
@@ -136,9 +132,9 @@ async def delete_question(ref: str) -> tuple[str, int]:
 @document_response(ListEnvelope[RevisionOut])
 async def list_revisions(ref: str, query_args: RevisionListQuery) -> Result:
     """The question's revisions, newest first (the 50 newest are kept)."""
-    after = _cursors().decode("revisions", query_args.cursor) if query_args.cursor else None
-    items, last = await service.list_revisions(db(), ref, limit=query_args.limit, after=after)
-    cursor = _cursors().encode("revisions", last) if last is not None else None
+    after = cursors().decode("revisions", query_args.cursor) if query_args.cursor else None
+    items, last = await queries.list_revisions(db(), ref, limit=query_args.limit, after=after)
+    cursor = cursors().encode("revisions", last) if last is not None else None
     return list_body(items, query_args.limit, cursor), 200
 
 

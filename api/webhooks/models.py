@@ -10,6 +10,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tenancy.db import SharedBase, TenantBase
+from tenancy.schedule import DueSchedule
 
 TS = DateTime(timezone=True)
 
@@ -48,17 +49,13 @@ class Delivery(TenantBase):
     updated_at: Mapped[datetime] = mapped_column(TS)
 
 
-class DeliverySchedule(SharedBase):
+class DeliverySchedule(DueSchedule, SharedBase):
     """Per org, the earliest time a pending delivery may need re-driving (a lower bound)."""
 
     __tablename__ = "delivery_schedule"
-
-    org_id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    next_due_at: Mapped[datetime] = mapped_column(TS)
 
 
 # Core handles for the hot paths (fan-out, claim, record): plain table statements skip the
 # ORM's bulk machinery, which costs more CPU than the SQL itself there.
 WEBHOOKS = cast(Table, Webhook.__table__)
 DELIVERIES = cast(Table, Delivery.__table__)
-DELIVERY_SCHEDULE = cast(Table, DeliverySchedule.__table__)

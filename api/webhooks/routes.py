@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from quart import Blueprint, current_app
+from quart import Blueprint
 from quart_schema import document_response, validate_querystring, validate_request
 
+from api.binding import current_org, cursors, db, requires_scope
 from api.errors import ValidationErrorCode
-from api.pagination import CursorCodec, list_body
+from api.pagination import list_body
 from api.schemas import Envelope, ListEnvelope, utc
 from api.webhooks import service
 from api.webhooks.schemas import (
@@ -21,19 +22,13 @@ from api.webhooks.schemas import (
     WebhookOut,
     WebhookUpdate,
 )
-from tenancy.middleware import current_org, db, requires_scope
 
 webhooks = Blueprint("webhooks", __name__, url_prefix="/webhooks")
 Result = tuple[dict[str, Any], int]
 
 
-def _cursors() -> CursorCodec:
-    codec: CursorCodec = current_app.extensions["cursors"]
-    return codec
-
-
 def _after(kind: str, cursor: str | None) -> list[Any] | None:
-    return _cursors().decode(kind, cursor, error=ValidationErrorCode) if cursor else None
+    return cursors().decode(kind, cursor, error=ValidationErrorCode) if cursor else None
 
 
 @webhooks.post("")
@@ -53,7 +48,7 @@ async def list_webhooks(query_args: WebhookListQuery) -> Result:
     """List webhooks, oldest first."""
     after = _after("webhooks", query_args.cursor)
     items, last = await service.list_webhooks(db(), limit=query_args.limit, after=after)
-    cursor = _cursors().encode("webhooks", last) if last is not None else None
+    cursor = cursors().encode("webhooks", last) if last is not None else None
     return list_body(items, query_args.limit, cursor), 200
 
 
@@ -102,7 +97,7 @@ async def list_deliveries(webhook_id: str, query_args: WebhookListQuery) -> Resu
     items, last = await service.list_deliveries(
         db(), webhook_id, limit=query_args.limit, after=after
     )
-    cursor = _cursors().encode(kind, last) if last is not None else None
+    cursor = cursors().encode(kind, last) if last is not None else None
     return list_body(items, query_args.limit, cursor), 200
 
 

@@ -1,7 +1,8 @@
 """Webhook rules (SPEC "Webhooks", CONTRACT section 6). Services never commit: the request (or
-the relay actor) owns the transaction. New deliveries are rows written in that transaction;
-their ``deliveries.send`` messages go out after commit, and the re-drive job finds any whose
-message was lost (the rows are the source of truth).
+the relay actor) owns the transaction. New deliveries are rows written in that transaction,
+and the org's re-drive schedule is lowered to them (``tenancy.schedule.mark_due``); their
+messages go out after commit (``api/webhooks/dispatch.py``), and the re-drive job finds any
+whose message was lost (the rows are the source of truth).
 """
 
 from __future__ import annotations
@@ -13,29 +14,29 @@ from types import SimpleNamespace
 from typing import Any
 
 import structlog
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.errors import NotFound, ValidationErrorCode, WebhookInactive, field_error
-from api.webhooks.models import DELIVERIES, DELIVERY_SCHEDULE, WEBHOOKS, Delivery, Webhook
+from api.events import EVENT_CATALOG
+from api.webhooks.dispatch import enqueue_deliveries_after_commit
+from api.webhooks.models import DELIVERIES, WEBHOOKS, Delivery, DeliverySchedule, Webhook
 from api.webhooks.schemas import WebhookCreate, delivery_public, webhook_public
 from api.webhooks.signing import delivery_body, encrypt_secret, new_secret
 from api.webhooks.url_safety import UnsafeUrl, check_url
 from billing.limits import ensure_webhooks_allowed
-from tasks.outbox import EVENT_CATALOG
 from tenancy.clock import utcnow
+from tenancy.context import OrgContext
 from tenancy.ids import looks_like_id, new_id
-from tenancy.middleware import OrgContext
+from tenancy.schedule import mark_due
 from tenancy.settings import get_settings
-from tenancy.transactions import after_commit
 
 log = structlog.get_logger(__name__)
 
 LIVE = Webhook.deleted_at.is_(None)
 PING = "ping"
 RECOVER_MAX_AGE = timedelta(days=14)
-_TO_SEND = "webhooks.deliveries_to_send"
 
 
 # ---- checks ---------------------------------------------------------------------------------
@@ -176,39 +177,6 @@ class NewDelivery:
     replay_of: str | None = None
 
 
-def _send_after_commit(session: AsyncSession, org_id: str, ids: list[tuple[str, str]]) -> None:
-    queued: list[tuple[str, str, str]] = session.info.setdefault(_TO_SEND, [])
-    queued.extend((org_id, delivery_id, webhook_id) for delivery_id, webhook_id in ids)
-
-    def send() -> None:
-        from tasks.deliveries import send_after_commit_messages
-
-        batch: list[tuple[str, str, str]] = session.info.pop(_TO_SEND, [])
-        by_org: dict[str, list[tuple[str, str]]] = {}
-        for org, delivery_id, webhook_id in batch:
-            by_org.setdefault(org, []).append((delivery_id, webhook_id))
-        for org, pairs in by_org.items():
-            # One message per webhook for many deliveries (not one per delivery).
-            send_after_commit_messages(org, pairs)
-
-    after_commit(session, "deliveries.send", send)
-
-
-async def mark_due(session: AsyncSession, org_id: str, due: datetime) -> None:
-    """Tell the re-drive job this org may have a pending delivery due at ``due``."""
-    stmt = insert(DELIVERY_SCHEDULE).values(org_id=org_id, next_due_at=due)
-    await session.execute(
-        stmt.on_conflict_do_update(
-            index_elements=[DELIVERY_SCHEDULE.c.org_id],
-            set_={
-                "next_due_at": func.least(
-                    DELIVERY_SCHEDULE.c.next_due_at, stmt.excluded.next_due_at
-                )
-            },
-        )
-    )
-
-
 async def queue_deliveries(
     session: AsyncSession, org_id: str, items: list[NewDelivery]
 ) -> list[SimpleNamespace]:
@@ -245,8 +213,8 @@ async def queue_deliveries(
             .where(WEBHOOKS.c.id == webhook_id)
             .values(delivery_count=WEBHOOKS.c.delivery_count + count)
         )
-    await mark_due(session, org_id, now)
-    _send_after_commit(session, org_id, [(r["id"], r["webhook_id"]) for r in rows])
+    await mark_due(session, DeliverySchedule, org_id, now)
+    enqueue_deliveries_after_commit(session, org_id, [(r["id"], r["webhook_id"]) for r in rows])
     return [SimpleNamespace(**r) for r in rows]
 
 

@@ -194,12 +194,12 @@ def stripe_events(client: Any, engine: AsyncEngine) -> StripeSender:
 def deferred_apply(monkeypatch: pytest.MonkeyPatch) -> None:
     """The endpoint stores and enqueues but does not apply before answering (as when that
     apply failed): what the actor and the re-drive must then do."""
-    import billing.stripe_webhook
+    import api.billing.stripe_webhook
 
     async def not_now(event_id: str) -> None:
         return None
 
-    monkeypatch.setattr(billing.stripe_webhook, "_apply_now", not_now)
+    monkeypatch.setattr(api.billing.stripe_webhook, "_apply_now", not_now)
 
 
 # ---- a real Dramatiq worker on the real Redis broker ---------------------------------------
@@ -208,8 +208,9 @@ def deferred_apply(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def billing_worker() -> Iterator[dramatiq.Worker]:
     """A worker consuming the billing queue, as ``faq worker`` does, for one test."""
-    import tasks.billing  # noqa: F401  (declares the billing actors)
-    from tasks.broker import broker
+    from tasks.broker import configure_worker_broker
+
+    broker = configure_worker_broker()  # declares every actor, as `faq worker` does
 
     worker = dramatiq.Worker(broker, queues={"billing"}, worker_threads=1, worker_timeout=100)
     worker.start()

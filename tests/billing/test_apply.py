@@ -345,8 +345,8 @@ async def test_the_periodic_job_leaves_fresh_events_to_their_message(
     """What ``faq jobs run stripe-events-redrive`` runs: events received in the last 30 s are
     left to the message sent with them; older unapplied ones are applied."""
     from tasks.billing import redrive_stripe_events
-    from tasks.db import dispose_worker_engine
     from tasks.jobs import JOBS
+    from tenancy.loop_resources import close_loop_resources
 
     assert JOBS["stripe-events-redrive"].run is redrive_stripe_events
     org = await org_factory(Plan.FREE)
@@ -364,5 +364,5 @@ async def test_the_periodic_job_leaves_fresh_events_to_their_message(
             )
         assert await redrive_stripe_events() >= 1
     finally:
-        await dispose_worker_engine()
+        await close_loop_resources()
     assert await plan_of(org) == "STARTER"

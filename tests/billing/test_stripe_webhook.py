@@ -196,11 +196,13 @@ async def test_the_redrive_is_a_periodic_job_on_the_billing_queue() -> None:
     import tasks.actors  # noqa: F401  (what `faq worker` and `faq scheduler` import)
     from tasks.billing import apply_stripe_event
     from tasks.jobs import JOBS
+    from tasks.registry import ACTORS
 
     job = JOBS["stripe-events-redrive"]
     assert job.period_seconds() == 60
-    assert job.actor.queue_name == "billing"
-    assert apply_stripe_event.actor_name == "billing.apply_stripe_event"
+    assert job.queue == "billing"
+    assert ACTORS[job.actor_name].queue == "billing"
+    assert ACTORS["billing.apply_stripe_event"].fn is apply_stripe_event
 
 
 async def test_openapi_documents_the_stripe_webhook_without_an_api_key(client: Any) -> None:

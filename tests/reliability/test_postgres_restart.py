@@ -12,9 +12,9 @@ from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from api.categories.models import Category
-from tasks.outbox import OutboxEvent
 from tenancy.audit import AuditEntry
 from tenancy.db import shared_session, tenant_session
+from tenancy.outbox import OutboxEvent
 from tenancy.transactions import commit as real_commit
 from tests.fixtures.orgs import OrgClient
 from tests.fixtures.services import Services
@@ -111,7 +111,7 @@ async def test_connection_lost_at_commit_is_a_503(
             await other.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
         await real_commit(session)
 
-    monkeypatch.setattr("tenancy.middleware.commit", commit_on_a_dropped_connection)
+    monkeypatch.setattr("api.binding.commit", commit_on_a_dropped_connection)
     r = await org.post("/categories", json={"name": "Lost at commit"}, scope="write")
     assert r.status_code == 503
     body = await r.get_json()

@@ -17,7 +17,7 @@ from tests.fixtures.orgs import unique_slug
 
 def _faq(*args: str) -> str:
     return subprocess.run(
-        [sys.executable, "-m", "api.cli", *args],
+        [sys.executable, "-m", "tasks.cli", *args],
         capture_output=True,
         text=True,
         env=os.environ.copy(),
@@ -47,7 +47,7 @@ def test_logs_hold_no_keys_secrets_or_signatures(tmp_path: Path) -> None:
     env = {**os.environ, "FAQ_LOG_LEVEL": "DEBUG"}
     with log_path.open("w") as log:
         server = subprocess.Popen(
-            [sys.executable, "-m", "api.cli", "serve", "--bind", f"127.0.0.1:{port}"],
+            [sys.executable, "-m", "tasks.cli", "serve", "--bind", f"127.0.0.1:{port}"],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

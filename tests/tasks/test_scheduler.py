@@ -17,7 +17,7 @@ from tasks.scheduler import LOCK_NAME
 def start_scheduler(log: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "FAQ_SCHEDULER_LOCK_TTL_SECONDS": "3", "FAQ_LOG_LEVEL": "INFO"}
     return subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "scheduler"],
+        [sys.executable, "-m", "tasks.cli", "scheduler"],
         env=env,
         stdout=log.open("w"),
         stderr=subprocess.STDOUT,

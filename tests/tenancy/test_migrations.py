@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from api.orgs import create_org
 from billing.plans import Plan
 from tenancy.db import make_engine
-from tenancy.orgs import create_org
 from tenancy.schemas import (
     MIGRATIONS_DIR,
     migrate_tenants,

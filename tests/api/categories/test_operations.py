@@ -11,10 +11,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from api.questions.models import Question
 from api.search import weighted_vector
 from billing.plans import Plan
-from tasks.outbox import OutboxEvent
 from tenancy.clock import utcnow
 from tenancy.db import shared_session, tenant_session
 from tenancy.ids import new_id
+from tenancy.outbox import OutboxEvent
 from tests.conftest import OrgFactory
 from tests.fixtures.orgs import OrgClient
 

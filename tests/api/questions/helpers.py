@@ -7,8 +7,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tasks.outbox import OutboxEvent
 from tenancy.db import shared_session
+from tenancy.outbox import OutboxEvent
 from tests.fixtures.orgs import OrgClient
 
 

@@ -21,9 +21,9 @@ from sqlalchemy import event, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.questions.models import IdempotencyKey, PublishSchedule, Question, QuestionRevision
-from tasks.broker import broker
 from tasks.publishing import SweepIncomplete, publish_due_questions
 from tasks.scheduler import LOCK_NAME
+from tasks.worker import broker
 from tenancy.clock import iso, utcnow
 from tenancy.db import shared_session, tenant_session
 from tests.api.questions.helpers import create, default_category, events, question_events
@@ -156,7 +156,7 @@ async def test_two_concurrent_sweeps_publish_each_question_once(engine, org_fact
 
 def faq(*args: str, **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "api.cli", *args],
+        [sys.executable, "-m", "tasks.cli", *args],
         cwd=ROOT,
         env={**os.environ, **env},
         stdout=subprocess.PIPE,

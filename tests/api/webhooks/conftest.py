@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tasks.outbox import EVENT_CATALOG
+from api.events import EVENT_CATALOG
 from tests.fixtures.orgs import OrgClient
 from tests.fixtures.receiver import Endpoint, Processes, Receiver
 from tests.fixtures.services import Services

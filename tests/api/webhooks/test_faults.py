@@ -115,13 +115,13 @@ async def test_a_lost_send_message_is_redriven(org, endpoint: Endpoint, engine: 
 
 
 async def test_a_duplicate_message_sends_nothing_again(org, endpoint: Endpoint):
-    from tasks.deliveries import send_delivery
+    from tenancy.queue import enqueue
 
     hook = await create_webhook(org, endpoint.url, events=["category.created"])
     r = await org.post(f"/webhooks/{hook['id']}/test")
     delivery_id = (await r.get_json())["data"]["id"]
     await endpoint.wait_for(1)
     for _ in range(3):
-        send_delivery.send(org.info.id, delivery_id, hook["id"])
+        enqueue("deliveries.send", org.info.id, delivery_id, hook["id"])
     await asyncio.sleep(1.5)
     assert len(endpoint.requests) == 1

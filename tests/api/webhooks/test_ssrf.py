@@ -248,7 +248,8 @@ async def test_an_attempt_refuses_a_loopback_receiver_without_the_switch(receive
     switch off, an attempt at the loopback receiver fails before any connection; with it on,
     a name is resolved, checked and connected to through the checked addresses only."""
     from api.webhooks.signing import encrypt_secret, new_secret
-    from tasks.deliveries import Claim, attempt, close_loop_clients
+    from tasks.deliveries.attempts import Claim
+    from tasks.deliveries.transport import attempt, close
 
     endpoint = receiver.endpoint()
     claim = Claim(
@@ -263,7 +264,7 @@ async def test_an_attempt_refuses_a_loopback_receiver_without_the_switch(receive
         attempt_number=1,
     )
     base = get_settings().model_copy(update={"faq_webhook_ca_bundle": str(receiver.ca_path)})
-    await close_loop_clients()
+    await close()
     try:
         for url in (endpoint.url, claim.url):
             closed = base.model_copy(update={"faq_webhook_allow_private_networks": False})
@@ -274,14 +275,14 @@ async def test_an_attempt_refuses_a_loopback_receiver_without_the_switch(receive
         opened = base.model_copy(update={"faq_webhook_allow_private_networks": True})
         outcome = await attempt(claim, opened)
     finally:
-        await close_loop_clients()
+        await close()
     assert outcome.status == 200, outcome.error
     assert len(endpoint.requests) == 1
     assert endpoint.requests[0].headers["Host"] == f"localhost:{receiver.port}"
 
 
 async def test_the_resolver_answers_only_for_the_checked_host():
-    from tasks.deliveries import CheckedResolver, _target
+    from tasks.deliveries.transport import CheckedResolver, _target
 
     resolver = CheckedResolver()
     with pytest.raises(OSError):

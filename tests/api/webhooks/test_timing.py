@@ -7,7 +7,12 @@ from email.utils import format_datetime
 
 import pytest
 
-from tasks.deliveries import RETRY_CAP_SECONDS, lease_seconds, retry_after_seconds, retry_delay
+from tasks.deliveries.policy import (
+    RETRY_CAP_SECONDS,
+    lease_seconds,
+    retry_after_seconds,
+    retry_delay,
+)
 from tenancy.settings import get_settings
 
 

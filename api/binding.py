@@ -9,25 +9,20 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from quart import Response, current_app, g, request
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from api.errors import InsufficientScope, OrgNotFound, RateLimited, Unauthorized
-from billing.plans import Plan
-from tenancy.audit import Actor, api_key_actor
+from api.pagination import CursorCodec
+from api.rate_limit import RateDecision, RateLimiter
+from api.response_cache import CACHEABLE_ENDPOINTS, ResponseCache
+from tenancy.context import OrgContext
 from tenancy.db import tenant_session
 from tenancy.directory import Directory
+from tenancy.generations import generation_key, initial_generation
 from tenancy.keys import grants, hash_key
-from tenancy.rate_limit import RateDecision, RateLimiter
-from tenancy.response_cache import (
-    CACHEABLE_ENDPOINTS,
-    ResponseCache,
-    generation_key,
-    initial_generation,
-)
 from tenancy.transactions import commit, discard_after_commit
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -40,20 +35,6 @@ def requires_scope(scope: str) -> Callable[[F], F]:
         return func
 
     return decorator
-
-
-@dataclass(frozen=True)
-class OrgContext:
-    id: str
-    slug: str
-    plan: Plan
-    schema_name: str
-    key_fingerprint: str
-    scopes: tuple[str, ...]
-
-    @property
-    def actor(self) -> Actor:
-        return api_key_actor(self.key_fingerprint)
 
 
 class Tenancy:
@@ -85,6 +66,12 @@ def current_org() -> OrgContext:
 def db() -> AsyncSession:
     session: AsyncSession = g.db
     return session
+
+
+def cursors() -> CursorCodec:
+    """The app's cursor codec (signed, keyed by ``FAQ_SECRET_KEY``)."""
+    codec: CursorCodec = current_app.extensions["cursors"]
+    return codec
 
 
 def _bearer_token() -> str:

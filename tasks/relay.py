@@ -1,94 +1,36 @@
 """The outbox relay: committed events become deliveries (fan-out), one org at a time.
 
-``record_event`` queues ``outbox.relay`` for the org after the change commits. The relay claims
-that org's outbox rows (``FOR UPDATE SKIP LOCKED``, so concurrent relays share the work), writes
-one delivery per active, non-deleted webhook subscribed to each event, and deletes the rows, all
-in one transaction; the ``deliveries.send`` messages go out after it commits. When the relay
-message is lost (Redis down at commit, a worker killed), the periodic ``outbox-relay`` job finds
-the rows left behind and relays them.
+``tenancy.outbox.record_events`` queues ``outbox.relay`` for the org after the change commits.
+The relay claims that org's outbox rows (``FOR UPDATE SKIP LOCKED``, so concurrent relays share
+the work), writes one delivery per active, non-deleted webhook subscribed to each event, and
+deletes the rows, all in one transaction; the delivery messages go out after it commits. When
+the relay message is lost (Redis down at commit, a worker killed), the periodic
+``outbox-relay`` job finds the rows left behind and relays them.
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import cast
-
-import dramatiq
-import redis.asyncio as aioredis
 import structlog
 from redis.exceptions import RedisError
-from sqlalchemy import Table, delete, select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.webhooks.models import Webhook
 from api.webhooks.service import LIVE, NewDelivery, queue_deliveries
 from tasks.db import worker_engine
 from tasks.jobs import PeriodicJob, register
-from tasks.outbox import OutboxEvent
+from tasks.registry import actor
 from tenancy.db import shared_session, tenant_session
-from tenancy.models import Organization
+from tenancy.orgs import org_schema
+from tenancy.outbox import OUTBOX, RELAY_ACTOR, OutboxEvent, relay_pending_key
+from tenancy.redis import loop_client
 from tenancy.settings import get_settings
 from tenancy.transactions import commit
-
-OUTBOX = cast(Table, OutboxEvent.__table__)
 
 log = structlog.get_logger(__name__)
 
 RELAY_BATCH = 500
-RELAY_FLAG_TTL_SECONDS = 10
 SWEEP_MAX_ORGS = 1000
-
-_redis_clients: dict[int, aioredis.Redis] = {}
-
-
-def _redis() -> aioredis.Redis:
-    loop_id = id(asyncio.get_running_loop())
-    client = _redis_clients.get(loop_id)
-    if client is None:
-        client = _redis_clients[loop_id] = aioredis.Redis.from_url(
-            get_settings().require_redis_url()
-        )
-    return client
-
-
-async def close_redis() -> None:
-    """Close this event loop's Redis client (worker shutdown)."""
-    client = _redis_clients.pop(id(asyncio.get_running_loop()), None)
-    if client is not None:
-        await client.aclose()
-
-
-# Schema names never change for an org id: remember them for the life of the process.
-_schemas: dict[str, str] = {}
-
-
-async def org_schema(engine: AsyncEngine, org_id: str) -> str | None:
-    schema = _schemas.get(org_id)
-    if schema is None:
-        async with shared_session(engine) as session:
-            schema = (
-                await session.execute(
-                    select(Organization.schema_name).where(Organization.id == org_id)
-                )
-            ).scalar_one_or_none()
-        if schema is not None:
-            _schemas[org_id] = schema
-    return schema
-
-
-def _pending_key(org_id: str) -> str:
-    return f"faq:outbox-relay-pending:{org_id}"
-
-
-def request_relay(org_id: str) -> None:
-    """After a commit that wrote events: queue a relay for the org unless one is queued and
-    not yet started. The relay clears the flag before it reads the outbox, so an event
-    committed before a refused request is still seen by the queued relay. If the flag outlives
-    a lost message, the periodic relay job moves the events meanwhile."""
-    from tasks.broker import broker
-
-    if broker.client.set(_pending_key(org_id), b"1", nx=True, ex=RELAY_FLAG_TTL_SECONDS):
-        relay_outbox.send(org_id)
 
 
 async def relay_org(engine: AsyncEngine, org_id: str, *, clear_flag: bool = False) -> int:
@@ -98,7 +40,7 @@ async def relay_org(engine: AsyncEngine, org_id: str, *, clear_flag: bool = Fals
         return 0  # the org is gone; its outbox rows went with it (ON DELETE CASCADE)
     if clear_flag:
         try:
-            await _redis().delete(_pending_key(org_id))
+            await loop_client().delete(relay_pending_key(org_id))
         except RedisError:
             # Relay anyway; a later event may wait for the flag's TTL or the periodic relay.
             log.warning("outbox_relay_flag_not_cleared", org_id=org_id)
@@ -157,12 +99,12 @@ async def relay_all() -> int:
     return relayed
 
 
-@dramatiq.actor(actor_name="outbox.relay", max_retries=10, min_backoff=500, max_backoff=30_000)
+@actor(RELAY_ACTOR, max_retries=10, min_backoff=500, max_backoff=30_000)
 async def relay_outbox(org_id: str) -> None:
     await relay_org(worker_engine(), org_id, clear_flag=True)
 
 
-@dramatiq.actor(actor_name="outbox.relay_all", max_retries=0)
+@actor("outbox.relay_all", max_retries=0)
 async def relay_outbox_all() -> None:
     await relay_all()
 
@@ -171,7 +113,7 @@ register(
     PeriodicJob(
         name="outbox-relay",
         run=relay_all,
-        actor=relay_outbox_all,
+        actor_name="outbox.relay_all",
         period_seconds=lambda: get_settings().faq_outbox_sweep_seconds,
     )
 )

@@ -56,12 +56,12 @@ class RateLimiter:
         self._window = window_seconds
         self._overrides = overrides
 
-    def limit_for(self, plan: Plan) -> int:
-        per_minute = requests_per_minute(plan, self._overrides)
+    def limit_for(self, plan: str) -> int:
+        per_minute = requests_per_minute(Plan(plan), self._overrides)
         return max(1, per_minute * self._window // 60)
 
     async def hit(
-        self, fingerprint: str, plan: Plan, *, also_get: str | None = None
+        self, fingerprint: str, plan: str, *, also_get: str | None = None
     ) -> RateDecision | None:
         limit = self.limit_for(plan)
         now = time.time()

@@ -15,24 +15,19 @@ import structlog
 from quart import Blueprint, current_app, request
 from quart_schema import document_request, document_response, security_scheme
 
-from billing.checkout import close_stripe_gateway
+from api.billing.schemas import ReceivedOut, StripeEventIn
+from api.binding import tenancy
 from billing.errors import BillingNotConfigured, InvalidSignature
-from billing.schemas import ReceivedOut, StripeEventIn
-from billing.stripe_events import apply_event, parse_event, store_event
+from billing.stripe_events import APPLY_ACTOR, QUEUE, apply_event, parse_event, store_event
 from tenancy.db import shared_session
-from tenancy.middleware import tenancy
+from tenancy.queue import enqueue_after_commit
 from tenancy.settings import Settings
-from tenancy.transactions import after_commit, commit
+from tenancy.transactions import commit
 
 log = structlog.get_logger(__name__)
 
 stripe_webhook = Blueprint("stripe_webhook", __name__)
 SIGNATURE_TOLERANCE_SECONDS = 300
-
-
-@stripe_webhook.after_app_serving
-async def close_stripe() -> None:
-    await close_stripe_gateway(current_app)
 
 
 def _webhook_secret() -> str:
@@ -44,12 +39,6 @@ def _webhook_secret() -> str:
             "STRIPE_WEBHOOK_SECRET is not set: Stripe events are refused until it is."
         )
     return value
-
-
-def _send_apply(event_id: str) -> None:
-    from tasks.billing import send_apply  # the broker is configured on first use only
-
-    send_apply(event_id)
 
 
 async def _apply_now(event_id: str) -> None:
@@ -94,7 +83,9 @@ async def receive_stripe_event() -> tuple[dict[str, Any], int]:
     async with shared_session(tenancy().engine) as session:
         pending = await store_event(session, event)
         if pending:
-            after_commit(session, f"stripe-event:{event.id}", lambda: _send_apply(event.id))
+            enqueue_after_commit(
+                session, f"stripe-event:{event.id}", APPLY_ACTOR, event.id, queue=QUEUE
+            )
         await commit(session)
     if pending:
         await _apply_now(event.id)

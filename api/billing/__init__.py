@@ -1,0 +1,1 @@
+"""``/api/v1/{org}/billing`` and ``/billing/stripe/webhook``: the HTTP side of ``billing/``."""

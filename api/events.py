@@ -1,0 +1,17 @@
+"""The event catalog: every event the API writes to the outbox (SPEC "Webhooks").
+
+Webhooks subscribe to these names; services record them with ``tenancy.outbox``.
+"""
+
+from __future__ import annotations
+
+EVENT_CATALOG = (
+    "question.created",
+    "question.updated",
+    "question.published",
+    "question.unpublished",
+    "question.deleted",
+    "category.created",
+    "category.updated",
+    "category.deleted",
+)

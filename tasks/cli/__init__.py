@@ -1,0 +1,97 @@
+"""The ``faq`` console script (CONTRACT section 1): the composition root, the one place that
+may import every layer.
+
+``build_parser`` declares the commands; each command lives in a module of this package:
+``processes.py`` (serve, worker, scheduler), ``ops.py`` (migrate, orgs, keys, jobs run),
+``dev.py`` (the ``faq dev`` supervisor) and ``secrets.py`` (secret-key new|rotate).
+Commands import what they need when they run, so ``faq --help`` stays quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+
+from tasks.cli.dev import cmd_dev
+from tasks.cli.ops import (
+    cmd_jobs_run,
+    cmd_keys_create,
+    cmd_keys_revoke,
+    cmd_migrate,
+    cmd_orgs_create,
+    cmd_orgs_set_plan,
+)
+from tasks.cli.processes import cmd_scheduler, cmd_serve, cmd_worker
+from tasks.cli.secrets import cmd_secret_key
+
+PLANS = ["FREE", "STARTER", "PRO", "ENTERPRISE"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="faq", description="FAQ service")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the API under Hypercorn")
+    serve.add_argument("--bind", default="127.0.0.1:8000")
+    serve.set_defaults(func=cmd_serve)
+
+    worker = sub.add_parser("worker", help="run the Dramatiq worker for all actors")
+    worker.add_argument(
+        "--processes", type=int, default=int(os.environ.get("FAQ_WORKER_PROCESSES", "1"))
+    )
+    worker.add_argument(
+        "--threads", type=int, default=int(os.environ.get("FAQ_WORKER_THREADS", "8"))
+    )
+    worker.set_defaults(func=cmd_worker)
+
+    sub.add_parser("scheduler", help="enqueue periodic jobs").set_defaults(func=cmd_scheduler)
+    sub.add_parser("migrate", help="migrate shared, then every tenant schema").set_defaults(
+        func=cmd_migrate
+    )
+
+    orgs = sub.add_parser("orgs").add_subparsers(dest="orgs_command", required=True)
+    create = orgs.add_parser("create")
+    create.add_argument("slug")
+    create.add_argument("--name")
+    create.add_argument("--plan", default="FREE", type=str.upper, choices=PLANS)
+    create.add_argument("--json", action="store_true")
+    create.set_defaults(func=cmd_orgs_create)
+    set_plan = orgs.add_parser("set-plan")
+    set_plan.add_argument("slug")
+    set_plan.add_argument("plan", type=str.upper, choices=PLANS)
+    set_plan.set_defaults(func=cmd_orgs_set_plan)
+
+    keys = sub.add_parser("keys").add_subparsers(dest="keys_command", required=True)
+    key_create = keys.add_parser("create")
+    key_create.add_argument("slug")
+    key_create.add_argument("--scopes", required=True)
+    key_create.add_argument("--json", action="store_true")
+    key_create.set_defaults(func=cmd_keys_create)
+    revoke = keys.add_parser("revoke")
+    revoke.add_argument("fingerprint")
+    revoke.set_defaults(func=cmd_keys_revoke)
+
+    jobs = sub.add_parser("jobs").add_subparsers(dest="jobs_command", required=True)
+    run = jobs.add_parser("run")
+    run.add_argument("job")
+    run.set_defaults(func=cmd_jobs_run)
+
+    dev = sub.add_parser("dev", help="what `make run` calls: embedded services + everything")
+    dev.add_argument("--bind", default="127.0.0.1:8000")
+    dev.set_defaults(func=cmd_dev)
+
+    secret_key = sub.add_parser(
+        "secret-key",
+        help="`new`: print a new FAQ_SECRET_KEY; `rotate`: re-encrypt webhook secrets "
+        "under the newest key of FAQ_SECRET_KEY (NEW,OLD)",
+    )
+    secret_key.add_argument("action", nargs="?", choices=["new", "rotate"], default="new")
+    secret_key.set_defaults(func=cmd_secret_key)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    result: int = args.func(args)
+    return result

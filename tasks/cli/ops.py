@@ -1,0 +1,136 @@
+"""Operations commands: ``faq migrate``, ``faq orgs create|set-plan``, ``faq keys
+create|revoke`` and ``faq jobs run NAME`` (a periodic job once, in-process)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from tasks.cli.runner import run_async, run_with_engine
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from tenancy.keys import IssuedKey
+    from tenancy.orgs import OrgInfo
+    from tenancy.schemas import SchemaReport
+
+
+def cmd_migrate(_args: argparse.Namespace) -> int:
+    from tenancy.schemas import failed, migrate_tenants, upgrade_shared_schema
+
+    def report(r: SchemaReport) -> None:
+        if r.error:
+            print(f"tenant {r.org_slug} ({r.schema}): FAILED {r.error}", flush=True)
+        else:
+            print(f"tenant {r.org_slug} ({r.schema}): applied {', '.join(r.applied)}", flush=True)
+
+    async def work(engine: AsyncEngine) -> int:
+        started = time.perf_counter()
+        applied = await upgrade_shared_schema(engine)
+        print(f"shared: {'applied ' + ', '.join(applied) if applied else 'at head'}")
+        reports = await migrate_tenants(engine, on_report=report)
+        elapsed = time.perf_counter() - started
+        print(f"tenants: {len(reports)} migrated, {len(failed(reports))} failed ({elapsed:.2f}s)")
+        return 1 if failed(reports) else 0
+
+    return run_with_engine(work)
+
+
+def cmd_orgs_create(args: argparse.Namespace) -> int:
+    from api.orgs import create_org
+    from billing.plans import Plan
+    from tenancy.orgs import OrgExists
+
+    async def work(engine: AsyncEngine) -> OrgInfo:
+        return await create_org(engine, args.slug, args.name, Plan(args.plan.upper()))
+
+    try:
+        org = run_with_engine(work)
+    except OrgExists:
+        print(f"org {args.slug!r} already exists", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(org.as_json()))
+    else:
+        print(f"created org {org.slug} ({org.id}) on plan {org.plan}")
+    return 0
+
+
+def cmd_orgs_set_plan(args: argparse.Namespace) -> int:
+    from billing.plans import Plan
+    from tenancy.orgs import OrgNotFound, set_plan
+
+    async def work(engine: AsyncEngine) -> OrgInfo:
+        plan = Plan(args.plan.upper())
+        return await set_plan(engine, args.slug, plan.value, actor={"type": "ops", "id": "cli"})
+
+    try:
+        org = run_with_engine(work)
+    except OrgNotFound:
+        print(f"no org {args.slug!r}", file=sys.stderr)
+        return 1
+    print(f"org {org.slug} is on plan {org.plan}")
+    return 0
+
+
+def cmd_keys_create(args: argparse.Namespace) -> int:
+    from tenancy.db import shared_session
+    from tenancy.keys import create_key, parse_scopes
+    from tenancy.orgs import OrgNotFound, get_org
+
+    try:
+        scopes = parse_scopes(args.scopes)
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+
+    async def work(engine: AsyncEngine) -> IssuedKey:
+        org = await get_org(engine, args.slug)
+        async with shared_session(engine) as session, session.begin():
+            return await create_key(session, org.id, scopes)
+
+    try:
+        issued = run_with_engine(work)
+    except OrgNotFound:
+        print(f"no org {args.slug!r}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({"key": issued.key, "fingerprint": issued.fingerprint, "scopes": scopes}))
+    else:
+        print(f"key (shown once): {issued.key}\nfingerprint: {issued.fingerprint}")
+    return 0
+
+
+def cmd_keys_revoke(args: argparse.Namespace) -> int:
+    from tenancy.db import shared_session
+    from tenancy.keys import revoke_key
+
+    async def work(engine: AsyncEngine) -> bool:
+        async with shared_session(engine) as session, session.begin():
+            return await revoke_key(session, args.fingerprint)
+
+    if not run_with_engine(work):
+        print(f"no key with fingerprint {args.fingerprint!r}", file=sys.stderr)
+        return 1
+    print(f"revoked {args.fingerprint}")
+    return 0
+
+
+def cmd_jobs_run(args: argparse.Namespace) -> int:
+    import tasks.actors  # noqa: F401  (registers the jobs)
+    from tasks.jobs import JOBS
+
+    job = JOBS.get(args.job)
+    if job is None:
+        print(f"unknown job {args.job!r}; known: {', '.join(sorted(JOBS))}", file=sys.stderr)
+        return 2
+    result: Any = run_async(job.run)
+    print(json.dumps({"job": args.job, "result": result}, default=str))
+    return 0

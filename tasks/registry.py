@@ -1,0 +1,53 @@
+"""Actors by name, declared on the broker when a worker starts (not on import).
+
+An actor module marks its functions with ``@actor("questions.publish_due", ...)``: that
+records the function and its options and returns it unchanged, so importing an actor module
+touches no broker, and tests and ``faq jobs run`` call the plain function. Senders enqueue by
+name (``tenancy.queue.enqueue``); ``tasks/broker.py`` declares every recorded actor on the
+process's broker when a worker or the scheduler starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import dramatiq
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class ActorSpec:
+    name: str
+    fn: Callable[..., Any]
+    queue: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+ACTORS: dict[str, ActorSpec] = {}
+
+
+def actor(name: str, *, queue: str = "default", **options: Any) -> Callable[[F], F]:
+    def record(fn: F) -> F:
+        if name in ACTORS and ACTORS[name].fn is not fn:
+            raise RuntimeError(f"actor {name!r} is declared twice")
+        ACTORS[name] = ActorSpec(name, fn, queue, options)
+        return fn
+
+    return record
+
+
+def declare_actors(broker: dramatiq.Broker) -> None:
+    """Declare every recorded actor on ``broker`` (once per process)."""
+    for spec in ACTORS.values():
+        if spec.name not in broker.actors:
+            dramatiq.Actor(
+                spec.fn,
+                broker=broker,
+                actor_name=spec.name,
+                queue_name=spec.queue,
+                priority=0,
+                options=spec.options,
+            )

@@ -1,0 +1,21 @@
+"""The org and key a unit of work acts for: what services receive instead of the request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tenancy.audit import Actor, api_key_actor
+
+
+@dataclass(frozen=True)
+class OrgContext:
+    id: str
+    slug: str
+    plan: str  # a plan name; ``billing.plans.Plan`` knows what it allows
+    schema_name: str
+    key_fingerprint: str
+    scopes: tuple[str, ...]
+
+    @property
+    def actor(self) -> Actor:
+        return api_key_actor(self.key_fingerprint)
