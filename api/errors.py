@@ -2,7 +2,7 @@
 (``api.app``).
 
 Body errors are ``validation_failed`` on categories and questions and ``validation_error`` on
-webhooks (SPEC keeps both); ``body_error_code`` picks by the blueprint that served the request.
+webhooks (SPEC keeps both); ``api.app.body_error`` picks by the blueprint that served the request.
 """
 
 from __future__ import annotations

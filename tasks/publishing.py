@@ -14,11 +14,11 @@ import asyncio
 from typing import Any
 
 import structlog
-from api.questions.sweep import publish_due
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.questions.models import PublishSchedule
+from api.questions.sweep import publish_due
 from tasks.db import worker_engine
 from tasks.jobs import PeriodicJob, register
 from tasks.registry import actor

@@ -10,10 +10,10 @@ from datetime import timedelta
 from typing import Any
 
 import structlog
-from api.questions.sweep import purge_expired
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from api.questions.sweep import purge_expired
 from tasks.db import worker_engine
 from tasks.jobs import PeriodicJob, register
 from tasks.registry import actor
