@@ -4,7 +4,11 @@ The webhook only verifies, stores (``INSERT ... ON CONFLICT DO NOTHING``) and en
 actor ``billing.apply_stripe_event`` calls ``apply_event``, and the periodic re-drive applies
 whatever a lost message left. Applying is idempotent: an event id applies once (``processed_at``),
 and an event older (Stripe's ``created``) than the last one applied to its subscription changes
-nothing. Events apply one at a time (one advisory lock): a few per org per month.
+nothing. Stripe's ``created`` has one-second resolution, so two events of one subscription may
+tie: a subscription that ended for good (deleted, ``canceled``, ``incomplete_expired``) never
+comes back in Stripe, so no event of the same second or later revives it (the terminal state
+wins a tie, in either order of arrival). Events apply one at a time (one advisory lock): a few
+per org per month.
 """
 
 from __future__ import annotations
@@ -44,6 +48,10 @@ HANDLED_TYPES = frozenset({CHECKOUT_COMPLETED, *SUBSCRIPTION_EVENTS})
 # payment method) grants no service either.
 GRANTING_STATUSES = frozenset({"active", "trialing"})
 ENDED_STATUSES = frozenset({"canceled", "unpaid", "incomplete_expired", "paused"})
+# Final in Stripe: a subscription in these states is never active again (a deleted one is
+# `canceled`, whatever status its last snapshot in the event carries).
+FINAL_STATUSES = frozenset({"canceled", "incomplete_expired"})
+SUBSCRIPTION_DELETED = "customer.subscription.deleted"
 # A subscription in these states still exists in Stripe: a new checkout would bill twice.
 LIVE_STATUSES = frozenset({"active", "trialing", "past_due", "unpaid", "paused"})
 
@@ -223,9 +231,15 @@ async def _apply_subscription(
     status = subscription.get("status")
     if subscription_id is None or not isinstance(status, str):
         raise MalformedEvent("the subscription has no id or status")
+    if event.type == SUBSCRIPTION_DELETED and status not in FINAL_STATUSES:
+        status = "canceled"  # the event carries the subscription as it was before it ended
     known = await session.get(StripeSubscription, subscription_id)
     if known is not None and event.created < known.last_event_created:
         return "stale"
+    if known is not None and known.status in FINAL_STATUSES and status not in FINAL_STATUSES:
+        # Ended for good: an event of the same second (or a later one taken from an older
+        # snapshot) that says otherwise is out of date. The terminal state wins the tie.
+        return "subscription_ended"
     org = await _org_of_subscription(session, subscription, known)
     if org is None:
         log.warning("stripe_subscription_org_unknown", subscription=subscription_id)
@@ -234,7 +248,7 @@ async def _apply_subscription(
     granted: Plan | None = Plan(known.plan) if known is not None and known.plan else None
     changes_plan = False
     outcome = "plan_unchanged"
-    if event.type == "customer.subscription.deleted" or status in ENDED_STATUSES:
+    if status in ENDED_STATUSES:
         granted, changes_plan = None, True
     elif status in GRANTING_STATUSES:
         priced = _plan_of_items(subscription)

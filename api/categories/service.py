@@ -1,5 +1,11 @@
 """Category rules (SPEC "Categories", CONTRACT section 4). Services never commit: the request
 owns the transaction. Every mutation writes its audit entry and its events in that transaction.
+
+Changes to the hierarchy (a create or PATCH naming a parent, a merge, a delete) take one
+per-org transaction advisory lock first, before any row lock, so their checks (the parent is
+live, no cycle, the target is not inside the source) see a tree no one else is changing: two
+crossed PATCHes never make a cycle, and no category lands under a parent a concurrent merge or
+delete removes. A create without a parent takes no lock.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from sqlalchemy import (
     func,
     insert,
     select,
+    text,
     update,
     values,
 )
@@ -171,6 +178,16 @@ async def _audit(
     )
 
 
+async def _lock_tree(session: AsyncSession, org: OrgContext) -> None:
+    """Serialize this org's hierarchy changes until the transaction ends. Taken before any
+    row lock (one order everywhere: no deadlock); the statements after it, in READ COMMITTED,
+    see what the previous holder committed."""
+    await session.execute(
+        text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
+        {"key": f"categories-tree:{org.id}"},
+    )
+
+
 async def _parent(session: AsyncSession, ref: str) -> Category:
     parent = (
         await session.execute(select(Category).where(LIVE, _by_ref(ref)))
@@ -199,7 +216,10 @@ async def create_category(
 ) -> dict[str, Any]:
     if body.slug is not None:
         SLUGS.check_manual(body.slug)
-    parent_id = (await _parent(session, body.parent_id)).id if body.parent_id else None
+    parent_id: str | None = None
+    if body.parent_id:
+        await _lock_tree(session, org)
+        parent_id = (await _parent(session, body.parent_id)).id
 
     async def count() -> int:
         return await _count_live(session)
@@ -265,6 +285,8 @@ async def update_category(
     for field in ("name", "slug", "order"):
         if field in changes and changes[field] is None:
             raise ValidationFailed(details=field_error(field, "must not be null"))
+    if changes.get("parentId") is not None:
+        await _lock_tree(session, org)
     category = await _load(session, ref, lock=True)
     before_public = await _public(session, category)
     new_values: dict[str, Any] = {}
@@ -334,6 +356,7 @@ async def _default_category_id(session: AsyncSession) -> str:
 
 
 async def delete_category(session: AsyncSession, org: OrgContext, ref: str, force: bool) -> None:
+    await _lock_tree(session, org)  # its children move to its parent
     category = await _load(session, ref, lock=True)
     if category.is_default:
         raise DefaultCategoryProtected()
@@ -368,6 +391,7 @@ async def merge_categories(
         raise ValidationFailed(
             "sourceId and targetId must differ.", details=field_error("targetId", "equals sourceId")
         )
+    await _lock_tree(session, org)
     found = {
         c.id: c
         for c in (

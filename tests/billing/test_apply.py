@@ -366,3 +366,95 @@ async def test_the_periodic_job_leaves_fresh_events_to_their_message(
     finally:
         await close_loop_resources()
     assert await plan_of(org) == "STARTER"
+
+
+# ---- ties and terminal states (issue 13) ---------------------------------------------------
+
+
+async def _summary(org: OrgClient) -> dict[str, Any]:
+    response = await org.get("/billing", scope="read")
+    assert response.status_code == 200
+    data: dict[str, Any] = (await response.get_json())["data"]
+    return data
+
+
+@pytest.mark.parametrize("order", ["deleted_then_updated", "updated_then_deleted"])
+async def test_a_deletion_wins_a_tie_with_an_update_in_either_order(
+    stripe_events: StripeSender, engine: AsyncEngine, org_factory: Any, order: str
+) -> None:
+    """Stripe's ``created`` has one-second resolution: a ``deleted`` and an ``updated``
+    (``active``) of the same second may arrive in either order. A deleted subscription never
+    comes back in Stripe, so the org ends on FREE (CONTRACT section 7) whatever the order."""
+    org = await org_factory(Plan.FREE)
+    subscription = unique("sub")
+    now = int(time.time())
+    await stripe_events.deliver(
+        subscription_event(
+            "created", subscription, lookup_key="pro", org=org.slug, created=now - 60
+        )
+    )
+    assert await plan_of(org) == "PRO"
+    deleted = subscription_event(
+        "deleted", subscription, status="canceled", org=org.slug, created=now
+    )
+    updated = subscription_event(
+        "updated", subscription, lookup_key="enterprise", org=org.slug, created=now
+    )
+    bodies = [deleted, updated] if order == "deleted_then_updated" else [updated, deleted]
+    for body in bodies:
+        await stripe_events.deliver(body)
+    summary = await _summary(org)
+    assert summary["plan"] == "FREE"
+    assert summary["subscriptionStatus"] == "canceled"
+    async with shared_session(engine) as session:
+        record = await session.get(StripeSubscription, subscription)
+    assert record is not None
+    assert (record.status, record.plan) == ("canceled", None)
+    # One change to FREE is the last word in the org's audit log.
+    assert (await plan_audit(engine, org))[-1].after == {"plan": "FREE"}
+
+
+async def test_a_deleted_subscription_is_not_revived_by_a_later_event(
+    stripe_events: StripeSender, org_factory: Any
+) -> None:
+    """Stripe never reactivates a canceled subscription: an ``active`` event about it is
+    out of date however it is stamped (clock skew, a resource snapshot taken earlier)."""
+    org = await org_factory(Plan.FREE)
+    subscription = unique("sub")
+    now = int(time.time())
+    await stripe_events.deliver(
+        subscription_event(
+            "created", subscription, lookup_key="pro", org=org.slug, created=now - 60
+        )
+    )
+    await stripe_events.deliver(
+        subscription_event(
+            "deleted", subscription, status="canceled", org=org.slug, created=now - 5
+        )
+    )
+    late = subscription_event("updated", subscription, lookup_key="pro", org=org.slug, created=now)
+    assert await stripe_events.deliver(late) == "subscription_ended"
+    assert await plan_of(org) == "FREE"
+
+
+async def test_a_deleted_subscription_no_longer_blocks_a_new_checkout(
+    stripe_events: StripeSender, org_factory: Any, stripe_api: Any
+) -> None:
+    """The ``deleted`` event carries the subscription as it was (here still ``active``): the
+    record must say it ended, or the org could never subscribe again (409
+    ``subscription_exists``) and ``GET /billing`` would show an active subscription on FREE."""
+    org = await org_factory(Plan.FREE)
+    subscription = unique("sub")
+    now = int(time.time())
+    await stripe_events.deliver(
+        subscription_event(
+            "created", subscription, lookup_key="pro", org=org.slug, created=now - 60
+        )
+    )
+    await stripe_events.deliver(
+        subscription_event("deleted", subscription, status="active", org=org.slug, created=now)
+    )
+    summary = await _summary(org)
+    assert (summary["plan"], summary["subscriptionStatus"]) == ("FREE", "canceled")
+    response = await org.post("/billing/checkout", json={"plan": "pro"})
+    assert response.status_code == 201, await response.get_data()
