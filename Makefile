@@ -18,6 +18,8 @@ run: install        ## embedded PostgreSQL + Redis, migrate, org `demo`, API + w
 	$(BIN)/faq dev
 
 test: install       ## the whole suite against real (embedded) PostgreSQL and Redis
+	@# Debian's chromium for the /docs browser test (tests/api/test_docs_page.py); root in CI
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: install       ## ruff, mypy and the import contracts (layers, no cycles)

@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import gc
+import re
 from typing import Any
 
 import asyncpg
 import orjson
 import structlog
-import swagger_ui_bundle
 from pydantic import BaseModel, ValidationError
-from quart import Quart, Request, Response, request, send_from_directory
+from quart import Quart, Request, Response, request
 from quart.json.provider import DefaultJSONProvider
-from quart_schema import Info, QuartSchema, RequestSchemaValidationError, hide
+from quart_schema import Info, QuartSchema, RequestSchemaValidationError
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import RequestRedirect
 
 from api.billing.routes import close_stripe_gateway
 from api.billing.stripe_webhook import stripe_webhook
 from api.binding import Tenancy
+from api.docs_ui import configure_docs_ui
 from api.errors import (
     InternalError,
     InvalidJson,
@@ -37,7 +39,7 @@ from api.pagination import CursorCodec
 from api.rate_limit import RateLimiter
 from api.response_cache import ResponseCache
 from api.schemas import pydantic_details
-from api.v1 import api_v1
+from api.v1 import api_v1, is_operation_on_item_route
 from tenancy.db import make_engine
 from tenancy.directory import Directory
 from tenancy.generations import on_bump_failed
@@ -47,43 +49,64 @@ from tenancy.settings import Settings, get_settings
 
 log = structlog.get_logger(__name__)
 MAX_JSON_DEPTH = 32
+TOO_DEEP = f"The JSON body nests deeper than {MAX_JSON_DEPTH} levels."
+
+
+# A JSON string, terminated or not (an unterminated one runs to the end: one linear pass, no
+# backtracking), and the bytes that are not brackets; both applied by C code, not per byte.
+_STRING = re.compile(rb'"[^"\\]*+(?:\\[\s\S]?[^"\\]*+)*+"?')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_SQUARE = bytes.maketrans(b"{}", b"[]")
+
+
+def _nested(levels: int) -> bytes:
+    """A pattern for one balanced group at most ``levels`` deep (possessive: no backtracking)."""
+    pattern = rb"\[\]"
+    for _ in range(levels - 1):
+        pattern = rb"\[(?:" + pattern + rb")*+\]"
+    return pattern
+
+
+_WITHIN_DEPTH = re.compile(rb"(?:" + _nested(MAX_JSON_DEPTH) + rb")*+")
 
 
 def _too_deep(data: bytes) -> bool:
-    depth = 0
-    in_string = escaped = False
-    for byte in data:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:
-                escaped = True
-            elif byte == 0x22:
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x5B, 0x7B):
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                return True
-        elif byte in (0x5D, 0x7D):
-            depth -= 1
-    return False
+    """Whether the JSON nests deeper than ``MAX_JSON_DEPTH``, without a Python loop over the
+    bytes: outside strings keep only the brackets (``{}`` as ``[]``), then match them against
+    groups at most 32 deep (the regular expression engine's C loop)."""
+    if data.count(b"[") + data.count(b"{") <= MAX_JSON_DEPTH:
+        return False
+    if b'"' in data:
+        data = _STRING.sub(b"", data)
+    brackets = data.translate(_SQUARE, _NOT_BRACKETS)
+    if brackets.count(b"[") != brackets.count(b"]"):
+        return False  # not JSON: the parser says why
+    return _WITHIN_DEPTH.fullmatch(brackets) is None
 
 
 class ApiRequest(Request):
     async def get_json(self, force: bool = True, silent: bool = False, cache: bool = True) -> Any:
-        """Parse the body as JSON whatever the Content-Type (curl -d sends form encoding)."""
+        """Parse the body as JSON whatever the Content-Type (curl -d sends form encoding).
+
+        Only routes that take a body read it: an empty one is not JSON (SPEC's ``invalid_json``).
+        """
         data = await self.get_data(cache=cache, as_text=False)
         assert isinstance(data, bytes)
         if not data:
-            return None
-        if _too_deep(data):
-            raise InvalidJson(f"The JSON body nests deeper than {MAX_JSON_DEPTH} levels.")
+            if silent:
+                return None
+            raise InvalidJson(
+                "The request body is empty; this route takes a JSON object.",
+                details=field_error("body", "is empty"),
+            )
         try:
-            parsed = orjson.loads(data)
+            parsed = orjson.loads(data)  # refuses past 1024 levels itself
         except orjson.JSONDecodeError as exc:
+            if exc.msg.startswith("depth limit"):
+                raise InvalidJson(TOO_DEEP) from None
             raise InvalidJson(f"The request body is not valid JSON: {exc.msg}.") from None
+        if _too_deep(data):
+            raise InvalidJson(TOO_DEEP)
         if b"\\u0000" in data:
             # PostgreSQL text cannot hold NUL: refuse it here rather than fail in the database.
             raise body_error()(details=field_error("body", "strings must not contain \\u0000"))
@@ -112,10 +135,12 @@ class OrjsonProvider(DefaultJSONProvider):
 
 
 def is_unavailable(error: BaseException) -> bool:
-    """PostgreSQL unreachable, restarting or its connection lost: a clean 503, not a 500."""
+    """PostgreSQL unreachable, restarting or its connection lost, or a statement cancelled by
+    the request's statement_timeout (SQLSTATE 57014): a clean 503, not a 500."""
     if isinstance(error, DBAPIError) and error.connection_invalidated:
         return True
     unavailable = (
+        asyncpg.exceptions.QueryCanceledError,
         OperationalError,
         InterfaceError,
         ConnectionError,
@@ -129,6 +154,39 @@ def is_unavailable(error: BaseException) -> bool:
         return True
     cause = error.__cause__ or error.__context__
     return cause is not None and cause is not error and is_unavailable(cause)
+
+
+def allowed_methods(app: Quart) -> list[str]:
+    """The methods the request's path answers (``Allow``, RFC 9110): each method the router
+    matches, except where the item route matched an operation segment (``…/categories/merge``
+    has the operation's methods, not the item's)."""
+    adapter = app.create_url_adapter(request)
+    if adapter is None:
+        return []
+    methods = []
+    for method in sorted({m for rule in app.url_map.iter_rules() for m in rule.methods or ()}):
+        try:
+            rule, values = adapter.match(method=method, return_rule=True)
+        except RequestRedirect:
+            methods.append(method)
+        except HTTPException:
+            continue
+        else:
+            if not is_operation_on_item_route(rule, values):
+                methods.append(method)
+    return methods
+
+
+def method_not_allowed(app: Quart, error: ServiceError | None = None) -> ServiceError:
+    error = error or MethodNotAllowed()
+    error.headers.setdefault("Allow", ", ".join(allowed_methods(app)))
+    return error
+
+
+class FaqApp(Quart):
+    async def make_default_options_response(self) -> Response:
+        """OPTIONS names the same methods as a 405's ``Allow``."""
+        return self.response_class("", headers={"Allow": ", ".join(allowed_methods(self))})
 
 
 def body_error() -> type[ServiceError]:
@@ -166,6 +224,8 @@ def render_error(error: ServiceError) -> Response:
 def register_error_handlers(app: Quart) -> None:
     @app.errorhandler(ServiceError)
     async def on_api_error(error: ServiceError) -> Response:
+        if isinstance(error, MethodNotAllowed):
+            error = method_not_allowed(app, error)
         return render_error(error)
 
     @app.errorhandler(RequestSchemaValidationError)
@@ -183,7 +243,7 @@ def register_error_handlers(app: Quart) -> None:
         if error.code == 404:
             mapped = RouteNotFound()
         elif error.code == 405:
-            mapped = MethodNotAllowed()
+            mapped = method_not_allowed(app)
         elif error.code == 413:
             mapped = PayloadTooLarge()
         elif error.code == 400:
@@ -223,13 +283,10 @@ def skip_pydantic_for_plain_results(app: Quart) -> None:
 def create_app(settings: Settings | None = None) -> Quart:
     settings = settings or get_settings()
     configure_logging(settings.faq_log_level)
-    app = Quart("faq")
+    app = FaqApp("faq")
     app.request_class = ApiRequest
-    app.config.update(
-        MAX_CONTENT_LENGTH=settings.faq_max_body_bytes,
-        QUART_SCHEMA_SWAGGER_JS_URL="/docs/assets/swagger-ui-bundle.js",
-        QUART_SCHEMA_SWAGGER_CSS_URL="/docs/assets/swagger-ui.css",
-    )
+    app.config.update(MAX_CONTENT_LENGTH=settings.faq_max_body_bytes)
+    configure_docs_ui(app)
     QuartSchema(
         app,
         info=Info(title="FAQ service", version="1.0.0"),
@@ -241,11 +298,6 @@ def create_app(settings: Settings | None = None) -> Quart:
     )
     app.json = OrjsonProvider(app)
     skip_pydantic_for_plain_results(app)
-
-    @app.get("/docs/assets/<path:name>")
-    @hide
-    async def docs_assets(name: str) -> Response:
-        return await send_from_directory(swagger_ui_bundle.swagger_ui_path, name)
 
     app.before_request(start_request)
     app.before_request(refuse_nul_characters)

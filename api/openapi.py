@@ -25,6 +25,23 @@ ERROR_STATUSES = {
 }
 
 
+# Sections of the docs page, in this order (Swagger UI groups operations by their first tag).
+TAGS = {
+    "categories": "Categories: a tree of them per organization",
+    "questions": "Questions, their revisions and search",
+    "webhooks": "Webhooks and their deliveries",
+    "billing": "The plan, Stripe checkout and portal, Stripe's events",
+    "operations": "Health, readiness and metrics",
+}
+
+
+def tag_of(path: str) -> str:
+    """``/api/v1/{org}/categories/…`` is categories; ``/billing/stripe/webhook`` billing."""
+    parts = path.strip("/").split("/")
+    resource = parts[3] if parts[:2] == ["api", "v1"] and len(parts) > 3 else parts[0]
+    return resource if resource in TAGS else "operations"
+
+
 class FaqOpenAPIProvider(OpenAPIProvider):
     def schema(self) -> dict[str, Any]:
         schema = super().schema()
@@ -42,7 +59,10 @@ class FaqOpenAPIProvider(OpenAPIProvider):
         error = {
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
         }
+        schema["tags"] = [{"name": n, "description": d} for n, d in TAGS.items()]
         for path, operations in schema["paths"].items():
+            for operation in operations.values():
+                operation.setdefault("tags", [tag_of(path)])
             if not path.startswith(("/api/v1", "/billing")):
                 continue
             for method, operation in operations.items():

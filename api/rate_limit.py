@@ -1,4 +1,5 @@
-"""Per-key request rate limits (fixed window in Redis), by the org's plan.
+"""Per-key request rate limits (fixed window in Redis), by the org's plan; and failed
+authentications per client address (``failed_authentication``).
 
 One Redis command per request: a small Lua script (INCR, EXPIRE on the window's first hit,
 and optionally a GET of another key, the org's response-cache generation), one round trip
@@ -78,3 +79,17 @@ class RateLimiter:
         return RateDecision(
             limit, max(0, limit - used), reset, used <= limit, fetched[0] if fetched else None
         )
+
+    async def failed_authentication(self, address: str, per_minute: int) -> RateDecision | None:
+        """Count one failed authentication from ``address`` (a fixed one-minute window, one
+        round trip); None (fail open) when Redis is unreachable."""
+        now = time.time()
+        window = int(now // 60)
+        reset = max(1, int((window + 1) * 60 - now))
+        try:
+            count, *_ = await self._script(keys=[f"faq:authfail:{address}:{window}"], args=[61])
+        except (RedisError, OSError):
+            log.warning("rate_limiter_unavailable")
+            return None
+        used = int(count)
+        return RateDecision(per_minute, max(0, per_minute - used), reset, used <= per_minute)

@@ -8,12 +8,20 @@ process, keyed on the org's content generation (``tenancy/generations.py``).
   request.
 - Redis unreachable: nothing is served from the cache (reads go to PostgreSQL).
 - Bounded by ``FAQ_RESPONSE_CACHE_MB`` per process (LRU); 0 turns the cache off.
+- Spellings of one search share an entry: the key holds the search as ``prefix_query`` makes
+  it and the other parameters in a canonical order (``cache_key``). An entry records the
+  spelling it was made for (its ``variant``) and is served to other spellings only when
+  ``shared`` (no next-page cursor in it: a cursor is signed for the ``q`` as spelled).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections import OrderedDict
+from collections.abc import Iterable
+
+from api.search import prefix_query
 
 CACHEABLE_ENDPOINTS = frozenset(
     {
@@ -25,11 +33,47 @@ CACHEABLE_ENDPOINTS = frozenset(
 )
 
 
+MAX_Q = 200  # the list endpoints' limit on q: a longer one is refused, so never shared
+
+
+def cache_key(path: str, args: Iterable[tuple[str, str]], full_path: str) -> tuple[str, str]:
+    """The cache key of a read and its variant (``q`` as spelled, or ``""``).
+
+    With a usable ``q`` (each parameter once, no cursor, a searchable word in a valid ``q``),
+    the key is the path, then ``q`` normalized, then the other parameters sorted (it starts
+    with a NUL, which no request path does); otherwise the request's own path and query
+    string (``full_path``), unshared."""
+    items = list(args)
+    params = dict(items)
+    q = params.get("q")
+    if q is None or "cursor" in params or len(items) != len(params) or len(q) > MAX_Q:
+        return full_path, ""
+    normalized = prefix_query(q) if "\x00" not in q else None
+    if normalized is None:
+        return full_path, ""
+    others = sorted((k, v) for k, v in items if k != "q")
+    canonical = "&".join(f"{k}={v}" for k, v in others)
+    return f"\x00{path}\x00{normalized}\x00{canonical}", q
+
+
+def has_next_page(body: bytes) -> bool:
+    """Whether a body carries a next-page cursor (no pagination in it: False; a body that
+    is not a JSON object: True, so it is never shared)."""
+    try:
+        meta = json.loads(body).get("meta") or {}
+        return (meta.get("pagination") or {}).get("cursor") is not None
+    except (ValueError, AttributeError):
+        return True  # unreadable: never share it
+
+
 class ResponseCache:
     def __init__(self, max_bytes: int, ttl_seconds: float) -> None:
         self.max_bytes = max_bytes
         self.ttl = ttl_seconds
-        self._entries: OrderedDict[tuple[str, str], tuple[bytes, bytes, float]] = OrderedDict()
+        # (schema, key) -> (generation, body, expiry, variant, shared)
+        self._entries: OrderedDict[tuple[str, str], tuple[bytes, bytes, float, str, bool]] = (
+            OrderedDict()
+        )
         self._bytes = 0
         self.hits = 0
         self.misses = 0
@@ -38,27 +82,41 @@ class ResponseCache:
     def enabled(self) -> bool:
         return self.max_bytes > 0
 
-    def get(self, schema: str, path: str, generation: bytes) -> bytes | None:
+    def get(self, schema: str, path: str, generation: bytes, variant: str = "") -> bytes | None:
         key = (schema, path)
         entry = self._entries.get(key)
-        if entry is None or entry[0] != generation or entry[2] < time.monotonic():
+        if (
+            entry is None
+            or entry[0] != generation
+            or entry[2] < time.monotonic()
+            or (entry[3] != variant and not entry[4])
+        ):
             self.misses += 1
             return None
         self._entries.move_to_end(key)
         self.hits += 1
         return entry[1]
 
-    def put(self, schema: str, path: str, generation: bytes, body: bytes) -> None:
+    def put(
+        self,
+        schema: str,
+        path: str,
+        generation: bytes,
+        body: bytes,
+        variant: str = "",
+        *,
+        shared: bool = True,
+    ) -> None:
         if len(body) > self.max_bytes // 8:
             return
         key = (schema, path)
         old = self._entries.pop(key, None)
         if old is not None:
             self._bytes -= len(old[1])
-        self._entries[key] = (generation, body, time.monotonic() + self.ttl)
+        self._entries[key] = (generation, body, time.monotonic() + self.ttl, variant, shared)
         self._bytes += len(body)
         while self._bytes > self.max_bytes and self._entries:
-            _, (_, dropped, _) = self._entries.popitem(last=False)
+            _, (_, dropped, *_) = self._entries.popitem(last=False)
             self._bytes -= len(dropped)
 
     def clear(self) -> None:

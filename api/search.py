@@ -44,6 +44,14 @@ def tsquery(query: str) -> ColumnElement[str]:
     return func.to_tsquery(SIMPLE, cast(literal(query), Text))
 
 
+def unranked(q: str) -> bool:
+    """True when every word of ``q`` is one letter (or digit): such a prefix matches nearly
+    everything, so ranking every match would cost a scan and a sort of the whole org; those
+    matches are listed unranked, in the list's order (the search-cost bound)."""
+    words = _WORD.findall(fold(q))[:MAX_TERMS]
+    return bool(words) and all(len(w) == 1 for w in words)
+
+
 def prefix_query(q: str) -> str | None:
     """``pass word`` -> ``pass:* & word:*``; None when no searchable word is left."""
     words = _WORD.findall(fold(q))[:MAX_TERMS]

@@ -6,9 +6,11 @@ To add a resource: a folder under ``api/`` with routes, service, models and sche
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from quart import Blueprint, g, request
+from werkzeug.routing import Rule
 
 from api.billing.routes import billing
 from api.binding import (
@@ -38,13 +40,20 @@ OPERATIONS = {
 }
 
 
+def is_operation_on_item_route(rule: Rule | None, values: Mapping[str, Any] | None) -> bool:
+    """The item route (``…/categories/<ref>``) matched an operation segment (``merge``): the
+    path names the operation, whose methods are the only ones it has."""
+    if rule is None or not rule.rule.endswith("/<ref>") or not rule.endpoint:
+        return False
+    blueprint = rule.endpoint.rpartition(".")[0]
+    return (values or {}).get("ref") in OPERATIONS.get(blueprint, ())
+
+
 async def refuse_other_methods_on_operations() -> None:
     """``GET …/categories/merge`` is 405 ``method_not_allowed`` before the key is looked at,
     like a method the router refuses itself (``PUT …/categories``): it matched the item route
-    only because ``merge`` looks like a ref."""
-    rule, ref = request.url_rule, (request.view_args or {}).get("ref")
-    item_route = rule is not None and rule.rule.endswith("/<ref>")
-    if item_route and ref in OPERATIONS.get(request.blueprint or "", ()):
+    only because ``merge`` looks like a ref. ``api.app`` adds the ``Allow`` header."""
+    if is_operation_on_item_route(request.url_rule, request.view_args):
         raise MethodNotAllowed()
 
 

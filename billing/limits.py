@@ -10,9 +10,9 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from billing.errors import PlanLimitReached, PlanRequired
-from billing.plans import Plan, allows_webhooks, cap_allows, caps_for
+from billing.plans import Plan, allows_webhooks, cap_allows, cap_of
 
-Resource = Literal["categories", "questions"]
+Resource = Literal["categories", "questions", "webhooks"]
 
 
 async def ensure_room(
@@ -24,7 +24,7 @@ async def ensure_room(
 ) -> None:
     """Refuse a create past the plan's cap (402). Creates of one resource in one org are
     serialized by a transaction advisory lock, so concurrent creates never pass the cap."""
-    cap = getattr(caps_for(Plan(plan)), resource)
+    cap = cap_of(Plan(plan), resource)
     if cap is None:
         return
     await session.execute(

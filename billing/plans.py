@@ -17,19 +17,29 @@ class Plan(StrEnum):
 class Caps:
     categories: int | None  # None: unlimited
     questions: int | None
-    webhooks: bool
+    webhooks: bool  # may create webhooks at all (FREE: 403 plan_required)
+    webhook_limit: int  # live (not deleted) webhooks; past it, 402 plan_limit_reached
 
 
 CAPS: dict[Plan, Caps] = {
-    Plan.FREE: Caps(categories=10, questions=200, webhooks=False),
-    Plan.STARTER: Caps(categories=50, questions=2_000, webhooks=True),
-    Plan.PRO: Caps(categories=500, questions=50_000, webhooks=True),
-    Plan.ENTERPRISE: Caps(categories=None, questions=None, webhooks=True),
+    Plan.FREE: Caps(categories=10, questions=200, webhooks=False, webhook_limit=0),
+    Plan.STARTER: Caps(categories=50, questions=2_000, webhooks=True, webhook_limit=10),
+    Plan.PRO: Caps(categories=500, questions=50_000, webhooks=True, webhook_limit=50),
+    Plan.ENTERPRISE: Caps(categories=None, questions=None, webhooks=True, webhook_limit=500),
 }
 
 
 def caps_for(plan: Plan) -> Caps:
     return CAPS[plan]
+
+
+def cap_of(plan: Plan, resource: str) -> int | None:
+    """The cap on live ``resource`` ("categories", "questions", "webhooks"); None: unlimited."""
+    caps = CAPS[plan]
+    if resource == "webhooks":
+        return caps.webhook_limit
+    value: int | None = getattr(caps, resource)
+    return value
 
 
 def cap_allows(cap: int | None, current: int) -> bool:

@@ -24,6 +24,7 @@ from tenancy.models import Organization
 class Usage:
     categories: int  # live (not deleted)
     questions: int
+    webhooks: int = 0  # live (not deleted; inactive ones count)
 
 
 async def _org_row(session: AsyncSession, org_id: str) -> tuple[Plan, str | None]:
@@ -52,8 +53,13 @@ async def billing_summary(session: AsyncSession, org_id: str, usage: Usage) -> d
             "categories": caps.categories,
             "questions": caps.questions,
             "webhooks": caps.webhooks,
+            "webhookLimit": caps.webhook_limit,
         },
-        "usage": {"categories": usage.categories, "questions": usage.questions},
+        "usage": {
+            "categories": usage.categories,
+            "questions": usage.questions,
+            "webhooks": usage.webhooks,
+        },
         "customerLinked": customer_id is not None,
         "subscriptionStatus": status,
     }

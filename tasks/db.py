@@ -14,5 +14,13 @@ async def _dispose(engine: AsyncEngine) -> None:
     await engine.dispose()
 
 
+def _make() -> AsyncEngine:
+    settings = get_settings()
+    # Jobs sweep many rows per org: their own, longer statement timeout (not the request one).
+    return make_engine(
+        settings, pool_size=5, statement_timeout_ms=settings.faq_job_statement_timeout_ms
+    )
+
+
 def worker_engine() -> AsyncEngine:
-    return per_loop("worker_engine", lambda: make_engine(get_settings(), pool_size=5), _dispose)
+    return per_loop("worker_engine", _make, _dispose)

@@ -21,6 +21,7 @@ from api.questions.models import PublishSchedule
 from api.questions.sweep import publish_due
 from tasks.db import worker_engine
 from tasks.jobs import PeriodicJob, register
+from tasks.org_failures import org_failed
 from tasks.registry import actor
 from tenancy.audit import SYSTEM_SCHEDULER
 from tenancy.clock import utcnow
@@ -81,10 +82,10 @@ async def publish_due_questions(engine: AsyncEngine | None = None) -> dict[str, 
     for row, outcome in zip(due, outcomes, strict=True):
         if isinstance(outcome, BaseException):
             failed += 1
-            log.error("publish_sweep_org_failed", org_id=row.org_id, exc_info=outcome)
+            org_failed("publish-sweep", row.org_id, outcome)
     published = sum(o for o in outcomes if isinstance(o, int))
-    result = {"orgs": len(due), "published": published}
-    log.info("publish_sweep", failed=failed, **result)
+    result = {"orgs": len(due), "published": published, "failed": failed}
+    log.info("publish_sweep", **result)
     if failed:
         # The other orgs' work is committed; raising makes Dramatiq retry the failed ones.
         raise SweepIncomplete(f"{failed} org(s) failed")

@@ -1,12 +1,18 @@
-"""The daily purge: questions soft-deleted more than 30 days ago, and expired idempotency keys.
+"""The daily purges, each visiting every org schema; an org that fails is logged and the
+others still run; the actor then raises so Dramatiq retries (both are idempotent).
 
-It visits every org schema (a daily job; one short transaction per org). An org that fails is
-logged and the others still run; the actor then raises so Dramatiq retries (it is idempotent).
+- ``purge-deleted``: questions soft-deleted more than 30 days ago, and expired idempotency
+  keys (one short transaction per org).
+- ``purge-history``: deliveries older than ``FAQ_DELIVERY_RETENTION_DAYS`` (30), webhooks
+  deleted that long ago once their deliveries are gone, and audit entries older than
+  ``FAQ_AUDIT_RETENTION_DAYS`` (365) past each org's newest 100; in batches of
+  ``BATCH_ROWS`` rows, one short transaction per batch, so no lock is held for long.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 import structlog
@@ -14,31 +20,41 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.questions.sweep import purge_expired
+from api.webhooks.service import purge_deleted_webhooks_batch, purge_history_batch
 from tasks.db import worker_engine
 from tasks.jobs import PeriodicJob, register
 from tasks.registry import actor
+from tenancy.audit import purge_audit_batch
 from tenancy.clock import utcnow
 from tenancy.db import shared_session, tenant_session
 from tenancy.models import Organization
+from tenancy.settings import get_settings
 from tenancy.transactions import commit
 
 log = structlog.get_logger(__name__)
 RETENTION = timedelta(days=30)
 DAY_SECONDS = 86_400.0
+BATCH_ROWS = 1_000
 
 
 class PurgeIncomplete(Exception):
     pass
 
 
+async def _orgs(engine: AsyncEngine) -> list[Any]:
+    async with shared_session(engine) as session:
+        return list(
+            (
+                await session.execute(
+                    select(Organization.id, Organization.schema_name).order_by(Organization.id)
+                )
+            ).all()
+        )
+
+
 async def purge_deleted(engine: AsyncEngine | None = None) -> dict[str, Any]:
     engine = engine or worker_engine()
-    async with shared_session(engine) as session:
-        orgs = (
-            await session.execute(
-                select(Organization.id, Organization.schema_name).order_by(Organization.id)
-            )
-        ).all()
+    orgs = await _orgs(engine)
     cutoff = utcnow() - RETENTION
     totals = {"orgs": len(orgs), "questions": 0, "idempotencyKeys": 0, "failed": 0}
     for org in orgs:
@@ -56,6 +72,59 @@ async def purge_deleted(engine: AsyncEngine | None = None) -> dict[str, Any]:
     return totals
 
 
+Batch = Callable[[Any, datetime, int], Awaitable[int]]
+
+
+async def _in_batches(engine: AsyncEngine, schema: str, batch: Batch, cutoff: datetime) -> int:
+    """Run ``batch`` until it removes fewer than ``BATCH_ROWS``: one transaction per batch."""
+    total = 0
+    while True:
+        async with tenant_session(engine, schema) as session:
+            removed = await batch(session, cutoff, BATCH_ROWS)
+            await commit(session)
+        total += removed
+        if removed < BATCH_ROWS:
+            return total
+
+
+async def purge_history(engine: AsyncEngine | None = None) -> dict[str, Any]:
+    engine = engine or worker_engine()
+    settings = get_settings()
+    now = utcnow()
+    deliveries_before = now - timedelta(days=settings.faq_delivery_retention_days)
+    audit_before = now - timedelta(days=settings.faq_audit_retention_days)
+    orgs = await _orgs(engine)
+    totals = {"orgs": len(orgs), "deliveries": 0, "webhooks": 0, "auditEntries": 0, "failed": 0}
+    for org in orgs:
+        try:
+            counts = {
+                "deliveries": await _in_batches(
+                    engine, org.schema_name, purge_history_batch, deliveries_before
+                ),
+                "webhooks": await _in_batches(
+                    engine, org.schema_name, purge_deleted_webhooks_batch, deliveries_before
+                ),
+                "auditEntries": await _in_batches(
+                    engine, org.schema_name, purge_audit_batch, audit_before
+                ),
+            }
+        except Exception:
+            log.warning("purge_history_failed", org_id=org.id, exc_info=True)
+            totals["failed"] += 1
+            continue
+        for key, value in counts.items():
+            totals[key] += value
+    log.info("purge_history", **totals)
+    return totals
+
+
+@actor("history.purge", max_retries=3, time_limit=3_600_000)
+async def purge_history_actor() -> None:
+    totals = await purge_history()
+    if totals["failed"]:
+        raise PurgeIncomplete(f"{totals['failed']} org(s) failed; retrying")
+
+
 @actor("questions.purge_deleted", max_retries=3, time_limit=3_600_000)
 async def purge_deleted_actor() -> None:
     totals = await purge_deleted()
@@ -68,6 +137,14 @@ register(
         name="purge-deleted",
         run=purge_deleted,
         actor_name="questions.purge_deleted",
+        period_seconds=lambda: DAY_SECONDS,
+    )
+)
+register(
+    PeriodicJob(
+        name="purge-history",
+        run=purge_history,
+        actor_name="history.purge",
         period_seconds=lambda: DAY_SECONDS,
     )
 )

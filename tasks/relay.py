@@ -19,6 +19,7 @@ from api.webhooks.models import Webhook
 from api.webhooks.service import LIVE, NewDelivery, queue_deliveries
 from tasks.db import worker_engine
 from tasks.jobs import PeriodicJob, register
+from tasks.org_failures import org_failed
 from tasks.registry import actor
 from tenancy.db import shared_session, tenant_session
 from tenancy.orgs import org_schema
@@ -82,21 +83,27 @@ async def relay_org(engine: AsyncEngine, org_id: str, *, clear_flag: bool = Fals
             return relayed
 
 
-async def relay_all() -> int:
-    """The periodic job: relay the outbox rows of every org that has some."""
-    engine = worker_engine()
+async def relay_all(engine: AsyncEngine | None = None) -> dict[str, int]:
+    """The periodic job: relay the outbox rows of every org that has some. An org that fails
+    (its schema broken) is logged and counted, and the others are relayed; its rows stay for
+    the next sweep. Returns ``{"orgs", "events", "failed"}``."""
+    engine = engine or worker_engine()
     async with shared_session(engine) as session:
         org_ids = list(
             (
                 await session.execute(select(OutboxEvent.org_id).distinct().limit(SWEEP_MAX_ORGS))
             ).scalars()
         )
-    relayed = 0
+    relayed = failed = 0
     for org_id in org_ids:
-        relayed += await relay_org(engine, org_id)
-    if relayed:
-        log.info("outbox_swept", events=relayed, orgs=len(org_ids))
-    return relayed
+        try:
+            relayed += await relay_org(engine, org_id)
+        except Exception as error:  # one org's broken schema must not stop the others
+            failed += 1
+            org_failed("outbox-relay", org_id, error)
+    if relayed or failed:
+        log.info("outbox_swept", events=relayed, orgs=len(org_ids), failed=failed)
+    return {"orgs": len(org_ids), "events": relayed, "failed": failed}
 
 
 @actor(RELAY_ACTOR, max_retries=10, min_backoff=500, max_backoff=30_000)

@@ -39,7 +39,14 @@ SCHEMA_FREE_MARKER = "__tenant__"
 _MARKER_DOT = SCHEMA_FREE_MARKER + "."
 SCHEMA_FREE: dict[str | None, str | None] = {TENANT_SCHEMA_PLACEHOLDER: SCHEMA_FREE_MARKER}
 _SET_SEARCH_PATH = text("SELECT set_config('search_path', :path, true)")
+# An org transaction's first statement: its search_path and its statement_timeout, both
+# LOCAL, in one round trip. The timeout is the engine's (``make_engine``).
+_BIND_TRANSACTION = text(
+    "SELECT set_config('search_path', :path, true), set_config('statement_timeout', :ms, true)"
+)
 _SEARCH_PATH_KEY = "tenant_search_path"
+# Engine execution option: statement_timeout (ms, 0: none) of its org transactions.
+STATEMENT_TIMEOUT_OPTION = "faq_statement_timeout_ms"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -70,8 +77,16 @@ def _json_dumps(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-def make_engine(settings: Settings, *, pool_size: int | None = None) -> AsyncEngine:
-    """Create an engine. Call it inside the process (and event loop) that will use it."""
+def make_engine(
+    settings: Settings, *, pool_size: int | None = None, statement_timeout_ms: int | None = None
+) -> AsyncEngine:
+    """Create an engine. Call it inside the process (and event loop) that will use it.
+
+    ``statement_timeout_ms``: the statement_timeout of its org transactions (``tenant_session``;
+    0: none); the request timeout unless told (the worker passes the job timeout). It is SET
+    LOCAL per transaction, so ``bind_org`` (provisioning) and migrations are never cut short."""
+    if statement_timeout_ms is None:
+        statement_timeout_ms = settings.faq_request_statement_timeout_ms
     engine = create_async_engine(
         asyncpg_url(settings.require_database_url()),
         pool_size=pool_size or settings.faq_db_pool_size,
@@ -84,6 +99,7 @@ def make_engine(settings: Settings, *, pool_size: int | None = None) -> AsyncEng
         json_serializer=_json_dumps,
         json_deserializer=orjson.loads,
         connect_args={"server_settings": {"search_path": UNBOUND_SCHEMA}},
+        execution_options={STATEMENT_TIMEOUT_OPTION: statement_timeout_ms},
     )
     _install_schema_free_sql(engine)
     return engine
@@ -129,14 +145,18 @@ def search_path_of(schema: str) -> str:
 
 
 class TenantSyncSession(Session):
-    """Sessions of one org: every transaction they begin starts with SET LOCAL search_path."""
+    """Sessions of one org: every transaction they begin starts with SET LOCAL search_path
+    and statement_timeout (a cancelled statement is a 503 in the API, ``api/app.py``)."""
 
 
 @event.listens_for(TenantSyncSession, "after_begin")
 def _bind_transaction(
     session: Session, _transaction: SessionTransaction, connection: Connection
 ) -> None:
-    connection.execute(_SET_SEARCH_PATH, {"path": session.info[_SEARCH_PATH_KEY]})
+    timeout_ms = connection.get_execution_options().get(STATEMENT_TIMEOUT_OPTION, 0)
+    connection.execute(
+        _BIND_TRANSACTION, {"path": session.info[_SEARCH_PATH_KEY], "ms": str(int(timeout_ms))}
+    )
 
 
 @event.listens_for(TenantSyncSession, "do_orm_execute")

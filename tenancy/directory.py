@@ -1,8 +1,23 @@
 """Cached lookups of API keys and orgs, dropped on PostgreSQL NOTIFY from any process.
 
 Plan changes and key revocations ``pg_notify`` on commit; every API process listens and
-clears its cache, so a change is seen on the next request. While the listener is down,
-entries live one second only.
+clears its cache, so a change is seen on the next request. A revoked key stops working within
+``UNCONFIRMED_TTL`` (one second) in every process, also when:
+
+- a lookup races the revocation: a lookup is cached only if no invalidation happened since it
+  started (the invalidation epoch), so a read from before the revoke never re-fills the cache
+  after the NOTIFY dropped it; entries are stamped when their lookup started;
+- the listener's connection dies silently (a dropped NAT entry, a partition): a keep-alive
+  ``SELECT 1`` every ``KEEPALIVE_SECONDS`` confirms it (every NOTIFY committed before the
+  ``SELECT 1`` started arrives before its answer). Entries live ``ttl_seconds`` only while the
+  last confirmation started less than ``UNCONFIRMED_TTL`` ago; otherwise (listener down, not
+  yet confirmed, or a keep-alive stuck) they live ``UNCONFIRMED_TTL``. A keep-alive with no
+  answer in ``KEEPALIVE_TIMEOUT_SECONDS`` drops the connection and the listener reconnects.
+
+Unknown keys are cached too (a negative cache, at most ``MAX_MISSES`` entries for at most
+``MISS_TTL`` seconds, by the same freshness rule), so a flood of one bad key costs PostgreSQL
+one lookup. Creating a key announces it (``NEW_KEY_PAYLOAD``): every process drops its misses,
+so a key created after its value was presented works once the announcement arrives.
 """
 
 from __future__ import annotations
@@ -10,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,10 +35,16 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tenancy.db import shared_session
-from tenancy.keys import INVALIDATION_CHANNEL, hash_key
+from tenancy.keys import INVALIDATION_CHANNEL, NEW_KEY_PAYLOAD, hash_key
 from tenancy.models import ApiKey, Organization
 
 log = structlog.get_logger(__name__)
+
+UNCONFIRMED_TTL = 1.0
+KEEPALIVE_SECONDS = 0.25
+KEEPALIVE_TIMEOUT_SECONDS = 2.0
+MAX_MISSES = 10_000
+MISS_TTL = 10.0
 
 
 @dataclass(frozen=True)
@@ -47,22 +69,68 @@ class Directory:
         self._ttl = ttl_seconds
         self._keys: dict[str, tuple[float, KeyRecord]] = {}
         self._orgs: dict[str, tuple[float, OrgRecord]] = {}
+        self._misses: OrderedDict[str, float] = OrderedDict()  # digest -> stamp, oldest first
         self._listening = False
+        # When the last keep-alive that was answered started (monotonic seconds).
+        self._confirmed = float("-inf")
+        self._invalidations = 0
         self._task: asyncio.Task[None] | None = None
 
+    def _known_good(self, now: float) -> bool:
+        return self._listening and now - self._confirmed < UNCONFIRMED_TTL
+
     def _fresh(self, stamp: float) -> bool:
-        age = time.monotonic() - stamp
-        return age < (self._ttl if self._listening else 1.0)
+        now = time.monotonic()
+        age = now - stamp
+        return age < UNCONFIRMED_TTL or (age < self._ttl and self._known_good(now))
+
+    @property
+    def listening(self) -> bool:
+        """The listener is connected and a keep-alive confirmed it less than a second ago."""
+        return self._known_good(time.monotonic())
+
+    @property
+    def invalidations(self) -> int:
+        """How many times the cache was dropped (NOTIFY, listener (re)start, explicit)."""
+        return self._invalidations
 
     def clear(self, *_: Any) -> None:
+        self._invalidations += 1
         self._keys.clear()
         self._orgs.clear()
+        self._misses.clear()
+
+    def _notified(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
+        if payload == NEW_KEY_PAYLOAD:
+            # A new key: only the cached misses can be wrong.
+            self._invalidations += 1
+            self._misses.clear()
+        else:
+            self.clear()
 
     async def key(self, raw_key: str) -> KeyRecord | None:
         digest = hash_key(raw_key)
         hit = self._keys.get(digest)
         if hit and self._fresh(hit[0]):
             return hit[1]
+        missed = self._misses.get(digest)
+        if missed is not None:
+            if self._fresh(missed) and time.monotonic() - missed < MISS_TTL:
+                return None
+            del self._misses[digest]
+        epoch, started = self._invalidations, time.monotonic()
+        record = await self._fetch_key(digest)
+        if self._invalidations != epoch:
+            return record  # an invalidation happened meanwhile: the answer may be stale
+        if record is not None:
+            self._keys[digest] = (started, record)
+        else:
+            self._misses[digest] = started
+            while len(self._misses) > MAX_MISSES:
+                self._misses.popitem(last=False)
+        return record
+
+    async def _fetch_key(self, digest: str) -> KeyRecord | None:
         async with shared_session(self._engine) as session:
             row = (
                 await session.execute(
@@ -73,14 +141,13 @@ class Directory:
             ).first()
         if row is None:
             return None
-        record = KeyRecord(row.fingerprint, row.org_id, tuple(row.scopes), row.revoked)
-        self._keys[digest] = (time.monotonic(), record)
-        return record
+        return KeyRecord(row.fingerprint, row.org_id, tuple(row.scopes), row.revoked)
 
     async def org(self, slug: str) -> OrgRecord | None:
         hit = self._orgs.get(slug)
         if hit and self._fresh(hit[0]):
             return hit[1]
+        epoch, started = self._invalidations, time.monotonic()
         async with shared_session(self._engine) as session:
             row = (
                 await session.execute(
@@ -95,7 +162,8 @@ class Directory:
         if row is None:
             return None
         record = OrgRecord(row.id, row.slug, row.plan, row.schema_name)
-        self._orgs[slug] = (time.monotonic(), record)
+        if self._invalidations == epoch:
+            self._orgs[slug] = (started, record)
         return record
 
     async def start(self) -> None:
@@ -114,16 +182,22 @@ class Directory:
                 async with self._engine.connect() as conn:
                     raw = await conn.get_raw_connection()
                     listener: asyncpg.Connection = raw.driver_connection
-                    await listener.add_listener(INVALIDATION_CHANNEL, self.clear)
+                    await listener.add_listener(INVALIDATION_CHANNEL, self._notified)
                     self.clear()
                     self._listening = True
                     try:
                         while not listener.is_closed():
-                            await asyncio.sleep(2)
-                            await listener.execute("SELECT 1")
+                            started = time.monotonic()
+                            await asyncio.wait_for(
+                                listener.execute("SELECT 1"), KEEPALIVE_TIMEOUT_SECONDS
+                            )
+                            self._confirmed = started
+                            await asyncio.sleep(KEEPALIVE_SECONDS)
                     finally:
                         self._listening = False
-                        # Never hand a listening connection back to the pool.
+                        # Never hand a listening connection back to the pool; no goodbye on a
+                        # connection that may not answer (a graceful close would wait on it).
+                        listener.terminate()
                         await conn.invalidate()
             except asyncio.CancelledError:
                 raise

@@ -13,6 +13,8 @@ from tenancy.models import ApiKey
 
 SCOPE_RANK = {"read": 1, "write": 2, "admin": 3}
 INVALIDATION_CHANNEL = "faq_tenancy"
+# The NOTIFY payload of a key creation (others carry an org id): processes drop cached misses.
+NEW_KEY_PAYLOAD = "new-key"
 
 
 def hash_key(key: str) -> str:
@@ -48,6 +50,11 @@ async def create_key(session: AsyncSession, org_id: str, scopes: list[str]) -> I
     digest = hash_key(key)
     session.add(ApiKey(fingerprint=digest[:16], key_hash=digest, org_id=org_id, scopes=scopes))
     await session.flush()
+    # On commit: no process keeps a cached miss for it (tenancy/directory.py).
+    await session.execute(
+        text("SELECT pg_notify(:channel, :payload)"),
+        {"channel": INVALIDATION_CHANNEL, "payload": NEW_KEY_PAYLOAD},
+    )
     return IssuedKey(key=key, fingerprint=digest[:16], scopes=scopes)
 
 

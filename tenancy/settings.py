@@ -33,7 +33,15 @@ class Settings(BaseSettings):
     faq_webhook_redrive_after_seconds: float = Field(default=60, gt=0)
     # Deliveries in flight to one webhook at once, across workers (fairness between receivers).
     faq_webhook_max_in_flight: int = Field(default=4, ge=1)
+    # Delivery history (attempts included) kept this long; at least the 14 days recover reaches.
+    faq_delivery_retention_days: int = Field(default=30, ge=14)
+    # Audit entries kept this long; each org always keeps its newest 100 (the audit endpoint's).
+    faq_audit_retention_days: int = Field(default=365, ge=1)
 
+    # PostgreSQL statement_timeout (ms, 0: none) of each org transaction: API requests get the
+    # first (a timeout is a 503), the worker's jobs the second. Migrations and provisioning none.
+    faq_request_statement_timeout_ms: int = Field(default=5_000, ge=0)
+    faq_job_statement_timeout_ms: int = Field(default=60_000, ge=0)
     faq_db_pool_size: int = Field(default=10, ge=1)
     faq_db_max_overflow: int = Field(default=10, ge=0)
     # Short on purpose: a backend caches the catalog of every schema it touches (about 40 kB
@@ -46,6 +54,15 @@ class Settings(BaseSettings):
     faq_max_body_bytes: int = Field(default=1_048_576, ge=1024)
     faq_rate_limits: str | None = None  # e.g. "FREE=300,STARTER=1200" (per key per minute)
     faq_rate_limit_window_seconds: int = Field(default=60, ge=1)
+    # Requests of one org in progress at once per API process (a write weighs 2, a read 1);
+    # past it a request waits briefly in the org's queue, then 429 rate_limited. 0: no cap.
+    faq_org_max_inflight: int = Field(default=8, ge=0)
+    # Failed authentications (a key presented but unknown or revoked) per client address per
+    # minute; past it, 429 rate_limited instead of 401 (valid keys keep working).
+    faq_auth_failures_per_minute: int = Field(default=300, ge=1)
+    # Take the client address from the last X-Forwarded-For entry (only behind a trusted proxy
+    # that appends it); otherwise the peer's address.
+    faq_trust_forwarded_for: bool = False
     faq_log_level: str = "INFO"
 
     @property

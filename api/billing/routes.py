@@ -14,6 +14,7 @@ from api.binding import current_org, db, requires_scope
 from api.categories.models import Category
 from api.questions.models import Question
 from api.schemas import Envelope, ErrorBody
+from api.webhooks.models import Webhook
 from billing import service
 from billing.checkout import StripeGateway
 from billing.plans import Plan
@@ -46,14 +47,17 @@ async def _usage(session: AsyncSession) -> service.Usage:
     questions = await session.scalar(
         select(func.count()).select_from(Question).where(Question.deleted_at.is_(None))
     )
-    return service.Usage(categories or 0, questions or 0)
+    webhooks = await session.scalar(
+        select(func.count()).select_from(Webhook).where(Webhook.deleted_at.is_(None))
+    )
+    return service.Usage(categories or 0, questions or 0, webhooks or 0)
 
 
 @billing.get("")
 @requires_scope("read")
 @document_response(Envelope[BillingOut])
 async def get_billing() -> Result:
-    """The organization's plan, its caps, and its usage (live categories and questions)."""
+    """The organization's plan, its caps, and its usage (live categories, questions, webhooks)."""
     usage = await _usage(db())
     return {"data": await service.billing_summary(db(), current_org().id, usage)}, 200
 

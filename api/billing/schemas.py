@@ -14,12 +14,14 @@ class CheckoutBody(RequestBody):
 class CapsOut(ResponseModel):
     categories: int | None  # null: unlimited
     questions: int | None
-    webhooks: bool
+    webhooks: bool  # may create webhooks at all
+    webhook_limit: int  # live webhooks the plan allows (0 on FREE)
 
 
 class UsageOut(ResponseModel):
     categories: int
     questions: int
+    webhooks: int
 
 
 class BillingOut(ResponseModel):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, Float, case, cast, func, literal, select
+from sqlalchemy import ColumnElement, Float, case, cast, func, literal, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.categories.models import Category
@@ -18,7 +18,7 @@ from api.pagination import keyset_page
 from api.questions.models import Question, QuestionRevision
 from api.questions.rules import LIVE
 from api.questions.schemas import question_public, revision_public
-from api.search import prefix_query, tsquery
+from api.search import prefix_query, tsquery, unranked
 from tenancy.ids import looks_like_id
 
 # The columns of the public shape: reads select these rows, not ORM objects (no identity map,
@@ -77,6 +77,46 @@ def _title_only(query: str, joiner: str = " & ") -> str:
     return joiner.join(f"{term}A" for term in query.split(" & "))
 
 
+# A one-letter search looks for its page among this many questions of the list first.
+UNRANKED_WINDOW = 2_000
+
+
+async def _unranked_rows(
+    session: AsyncSession, stmt: Any, matches: ColumnElement[str], limit: int, after: Any
+) -> list[Any]:
+    """Up to ``limit + 1`` matches in the list's order, with bounded work either way: first
+    among the next ``UNRANKED_WINDOW`` questions of the list (a dense match set fills the page
+    there: an index walk of at most that many rows); when they hold too few matches, the rest
+    come from the search index (then the match set is small: at most about
+    ``limit / UNRANKED_WINDOW`` of the org), sorted. PostgreSQL over-estimates one-letter
+    prefixes, so it would otherwise walk the whole list when a letter matches next to nothing.
+    """
+    hit = Question.search_vector.op("@@")(matches)
+    key = tuple_(Question.sort_order, Question.id)
+    listed = keyset_page(stmt, Question.sort_order, Question.id, after)
+    bound = (
+        await session.execute(
+            listed.with_only_columns(Question.sort_order, Question.id)
+            .offset(UNRANKED_WINDOW - 1)
+            .limit(1)
+        )
+    ).first()
+    # Not the bare column: the list index walks the window and checks each row (PostgreSQL
+    # would otherwise build the search index's bitmap of every match of the letter first).
+    near = listed.where(
+        func.coalesce(Question.search_vector, Question.search_vector).op("@@")(matches)
+    )
+    if bound is not None:
+        near = near.where(key <= tuple_(literal(bound.sort_order), literal(bound.id)))
+    rows = list((await session.execute(near.limit(limit + 1))).all())
+    if bound is None or len(rows) > limit:
+        return rows
+    beyond = stmt.where(hit, key > tuple_(literal(bound.sort_order), literal(bound.id)))
+    # ``sort_order + 0``: not the list index's order, so the search index finds the few rows.
+    beyond = beyond.order_by(Question.sort_order + 0, Question.id).limit(limit + 1 - len(rows))
+    return rows + list((await session.execute(beyond)).all())
+
+
 async def list_questions(
     session: AsyncSession,
     *,
@@ -90,7 +130,9 @@ async def list_questions(
 
     With ``q``: every word must prefix-match; a question whose title holds every word ranks
     above one whose title holds some of them, which ranks above one that matches only through
-    its answer; then ``ts_rank`` decides, then the id.
+    its answer; then ``ts_rank`` decides, then the id. A query of one-letter words only
+    (``q=h``) matches nearly every question of a large org: its matches are not ranked but
+    listed in the list's order, so PostgreSQL stops at the page's end (``unranked``).
     """
     stmt = select(*PUBLIC_COLUMNS).where(LIVE)
     if category is not None:
@@ -102,6 +144,12 @@ async def list_questions(
         if query is None:
             return [], None
         matches = tsquery(query)
+        if unranked(q):
+            found = await _unranked_rows(session, stmt, matches, limit, after)
+            items = [question_public(r) for r in found[:limit]]
+            if len(found) <= limit:
+                return items, None
+            return items, [found[limit - 1].sort_order, found[limit - 1].id]
         title_hit = case(
             (Question.search_vector.op("@@")(tsquery(_title_only(query))), literal(2.0)),
             (Question.search_vector.op("@@")(tsquery(_title_only(query, " | "))), literal(1.0)),

@@ -44,7 +44,9 @@ class Delivery(TenantBase):
     attempt_started_at: Mapped[datetime | None] = mapped_column(TS)
     next_attempt_at: Mapped[datetime | None] = mapped_column(TS)
     replay_of: Mapped[str | None] = mapped_column(String(40))
-    payload: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    # When the body last sent (or, before any attempt, to be sent) was signed: the public
+    # ``payload`` is derived from it and ``data`` (the event data is stored once).
+    sent_at: Mapped[datetime] = mapped_column(TS)
     created_at: Mapped[datetime] = mapped_column(TS)
     updated_at: Mapped[datetime] = mapped_column(TS)
 

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from api.schemas import QueryArgs, RequestBody, ResponseModel, Timestamp
 from api.webhooks.models import Delivery, Webhook
+from api.webhooks.signing import delivery_body
 from tenancy.clock import iso
 
 Url = Annotated[str, Field(min_length=1, max_length=2048)]
@@ -104,6 +105,7 @@ def delivery_public(d: Delivery | Any) -> dict[str, Any]:
         "attempts": [{key: a.get(key) for key in ATTEMPT_KEYS} for a in d.attempts],
         "nextAttemptAt": iso(d.next_attempt_at) if d.status == "pending" else None,
         "replayOf": d.replay_of,
-        "payload": d.payload,
+        # The exact body last sent (before any attempt, the body to be sent), derived.
+        "payload": delivery_body(d.id, d.event, d.data, d.sent_at),
         "createdAt": iso(d.created_at),
     }

@@ -14,18 +14,19 @@ from types import SimpleNamespace
 from typing import Any
 
 import structlog
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from api.errors import NotFound, ValidationErrorCode, WebhookInactive, field_error
 from api.events import EVENT_CATALOG
 from api.webhooks.dispatch import enqueue_deliveries_after_commit
 from api.webhooks.models import DELIVERIES, WEBHOOKS, Delivery, DeliverySchedule, Webhook
 from api.webhooks.schemas import WebhookCreate, delivery_public, webhook_public
-from api.webhooks.signing import delivery_body, encrypt_secret, new_secret
+from api.webhooks.signing import encrypt_secret, new_secret
 from api.webhooks.url_safety import UnsafeUrl, check_url
-from billing.limits import ensure_webhooks_allowed
+from billing.limits import ensure_room, ensure_webhooks_allowed
 from tenancy.clock import utcnow
 from tenancy.context import OrgContext
 from tenancy.ids import looks_like_id, new_id
@@ -37,6 +38,7 @@ log = structlog.get_logger(__name__)
 LIVE = Webhook.deleted_at.is_(None)
 PING = "ping"
 RECOVER_MAX_AGE = timedelta(days=14)
+REPLAYS = aliased(Delivery, name="replays")
 
 
 # ---- checks ---------------------------------------------------------------------------------
@@ -77,12 +79,19 @@ async def _load(session: AsyncSession, webhook_id: str, *, lock: bool = False) -
 # ---- webhooks -------------------------------------------------------------------------------
 
 
+async def _live_webhooks(session: AsyncSession) -> int:
+    """Live (not deleted) webhooks, inactive ones included: the count the plan caps."""
+    return int(await session.scalar(select(func.count()).select_from(Webhook).where(LIVE)) or 0)
+
+
 async def create_webhook(
     session: AsyncSession, org: OrgContext, body: WebhookCreate
 ) -> dict[str, Any]:
     ensure_webhooks_allowed(org.plan)
     events = _checked_events(body.events)
     url = await _checked_url(body.url)
+    # After the URL check (it may resolve a name): the cap's lock is held to commit.
+    await ensure_room(session, org.id, org.plan, "webhooks", lambda: _live_webhooks(session))
     secret = new_secret()
     now = utcnow()
     webhook = Webhook(
@@ -200,8 +209,8 @@ async def queue_deliveries(
                 "attempt_started_at": None,
                 "next_attempt_at": now,
                 "replay_of": item.replay_of,
-                # The body as it will be sent; each attempt replaces it with the body it sent.
-                "payload": delivery_body(delivery_id, item.event, item.data, now),
+                # The body is signed now until an attempt signs it afresh (public ``payload``).
+                "sent_at": now,
                 "created_at": now,
                 "updated_at": now,
             }
@@ -287,7 +296,10 @@ async def replay_delivery(
 
 
 async def recover(session: AsyncSession, org: OrgContext, webhook_id: str, since: datetime) -> int:
-    """Replay every failed delivery of the webhook created since ``since`` (<= 14 days)."""
+    """Replay every failed delivery of the webhook created since ``since`` (<= 14 days) that
+    no delivery replays yet: one an earlier recover or replay re-sent is left alone (the newest
+    failure of a chain is re-sent, never its ancestors), so repeated calls cannot multiply the
+    rows. The webhook's row lock serializes concurrent recovers."""
     if since < utcnow() - RECOVER_MAX_AGE:
         raise ValidationErrorCode(
             "since must be at most 14 days back.",
@@ -302,6 +314,7 @@ async def recover(session: AsyncSession, org: OrgContext, webhook_id: str, since
                 Delivery.webhook_id == webhook.id,
                 Delivery.status == "failed",
                 Delivery.created_at >= since,
+                ~select(REPLAYS.id).where(REPLAYS.replay_of == Delivery.id).exists(),
             )
             .order_by(Delivery.created_at, Delivery.id)
         )
@@ -312,3 +325,45 @@ async def recover(session: AsyncSession, org: OrgContext, webhook_id: str, since
         [NewDelivery(webhook.id, row.event, row.data, replay_of=row.id) for row in failed],
     )
     return len(created)
+
+
+# ---- retention ------------------------------------------------------------------------------
+
+
+async def purge_history_batch(session: AsyncSession, created_before: datetime, limit: int) -> int:
+    """Delete at most ``limit`` deliveries (their attempts are in the row) created before
+    ``created_before``, oldest first. The caller commits; one batch, one short transaction."""
+    doomed = (
+        select(Delivery.id)
+        .where(Delivery.created_at < created_before)
+        .order_by(Delivery.created_at)
+        .limit(limit)
+        .scalar_subquery()
+    )
+    deleted = (
+        await session.execute(
+            delete(Delivery).where(Delivery.id.in_(doomed)).returning(Delivery.id)
+        )
+    ).all()
+    return len(deleted)
+
+
+async def purge_deleted_webhooks_batch(
+    session: AsyncSession, deleted_before: datetime, limit: int
+) -> int:
+    """Delete at most ``limit`` webhooks soft-deleted before ``deleted_before`` that have no
+    delivery left (so create-and-delete cycles leave no rows behind for ever)."""
+    doomed = (
+        select(Webhook.id)
+        .where(
+            Webhook.deleted_at.is_not(None),
+            Webhook.deleted_at < deleted_before,
+            ~select(Delivery.id).where(Delivery.webhook_id == Webhook.id).exists(),
+        )
+        .limit(limit)
+        .scalar_subquery()
+    )
+    deleted = (
+        await session.execute(delete(Webhook).where(Webhook.id.in_(doomed)).returning(Webhook.id))
+    ).all()
+    return len(deleted)

@@ -5,7 +5,12 @@ host, in every spelling a client library would accept (``127.1``, ``2130706433``
 ``0x7f000001``, ``0177.0.0.1``, ``[::ffff:127.0.0.1]``, ``localhost.``…), must not be a
 loopback, private, link-local, CGNAT, multicast, reserved, unspecified or cloud-metadata address.
 ``FAQ_WEBHOOK_ALLOW_PRIVATE_NETWORKS`` admits loopback, private and CGNAT ranges (dev and tests);
-metadata addresses, link-local, multicast, reserved and unspecified addresses are refused always.
+metadata addresses, link-local, site-local (``fec0::/10``), multicast, reserved and unspecified
+addresses are refused always.
+
+A literal address is refused with its reason. A *name* that answers a non-public address is
+refused with one message (``NOT_PUBLIC``) whatever the address, and at delivery a name that does
+not resolve gets that same message: the errors must not let a tenant map internal DNS.
 
 The same rules run twice: at create/PATCH (``check_url``), and before every delivery
 (``resolve_checked``), whose addresses are the only ones the delivery may connect to.
@@ -60,6 +65,8 @@ METADATA_NAMES = frozenset(
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
 _NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
 _LINK_LOCAL = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80::/10"))
+_SITE_LOCAL = ipaddress.ip_network("fec0::/10")  # deprecated (RFC 3879); ipaddress calls it global
+NOT_PUBLIC = "the host does not resolve to a public address"
 _HOST_NAME = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]{0,62})(?:\.[a-z0-9_](?:[a-z0-9_-]{0,62}))*\.?$")
 
 
@@ -112,6 +119,8 @@ def address_problem(address: IPAddress, *, allow_private: bool) -> str | None:
         return "a multicast address"
     if any(address.version == net.version and address in net for net in _LINK_LOCAL):
         return "a link-local address"
+    if isinstance(address, ipaddress.IPv6Address) and address in _SITE_LOCAL:
+        return "a site-local address"
     if address.is_loopback:
         return None if allow_private else "a loopback address"
     if isinstance(address, ipaddress.IPv4Address) and address in _CGNAT:
@@ -245,11 +254,11 @@ async def resolve(host: str, port: int) -> list[IPAddress]:
     return addresses
 
 
-def _check_addresses(host: str, addresses: list[IPAddress], allow_private: bool) -> None:
+def _check_addresses(addresses: list[IPAddress], allow_private: bool) -> None:
+    """A name's answers: refused with ``NOT_PUBLIC`` alone, never which range was hit."""
     for address in addresses:
-        problem = address_problem(address, allow_private=allow_private)
-        if problem is not None:
-            raise UnsafeUrl(f"{host} resolves to {problem}")
+        if address_problem(address, allow_private=allow_private) is not None:
+            raise UnsafeUrl(NOT_PUBLIC)
 
 
 def _check_name(host: str, allow_private: bool) -> None:
@@ -274,14 +283,15 @@ async def check_url(url: str, *, allow_private: bool, resolver: Resolver | None 
         addresses = await (resolver or resolve)(parsed.host, parsed.port)
     except (OSError, TimeoutError, UnicodeError):
         return
-    _check_addresses(parsed.host, addresses, allow_private)
+    _check_addresses(addresses, allow_private)
 
 
 async def resolve_checked(
     url: str, *, allow_private: bool, resolver: Resolver | None = None
 ) -> CheckedTarget:
     """The delivery check: resolve again and return the only addresses to connect to.
-    UnsafeUrl when the URL is refused, OSError when the name does not resolve."""
+    UnsafeUrl when the URL is refused, OSError when the name does not resolve (with the
+    message of a name that answers only non-public addresses)."""
     parsed = parse_url(url)
     if parsed.literal is not None:
         problem = address_problem(parsed.literal, allow_private=allow_private)
@@ -291,11 +301,9 @@ async def resolve_checked(
     _check_name(parsed.host, allow_private)
     try:
         addresses = await (resolver or resolve)(parsed.host, parsed.port)
-    except TimeoutError:
-        raise OSError(f"resolving {parsed.host} timed out") from None
-    except UnicodeError:
-        raise OSError(f"{parsed.host} cannot be resolved") from None
+    except (OSError, TimeoutError, UnicodeError):
+        raise OSError(NOT_PUBLIC) from None
     if not addresses:
-        raise OSError(f"{parsed.host} has no address")
-    _check_addresses(parsed.host, addresses, allow_private)
+        raise OSError(NOT_PUBLIC)
+    _check_addresses(addresses, allow_private)
     return CheckedTarget(parsed.host, parsed.port, tuple(addresses))

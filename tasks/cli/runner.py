@@ -32,12 +32,16 @@ def run_async(work: Callable[[], Awaitable[T]]) -> T:
 
 
 def run_with_engine(work: Callable[[AsyncEngine], Awaitable[T]]) -> T:
-    """``work(engine)`` with an engine of its own (pool of 5), disposed when ``work`` ends."""
+    """``work(engine)`` with an engine of its own (pool of 5), disposed when ``work`` ends.
+    Its org transactions get the job statement timeout (``faq jobs run`` runs jobs)."""
     from tenancy.db import make_engine
     from tenancy.settings import get_settings
 
     async def with_engine() -> T:
-        engine = make_engine(get_settings(), pool_size=5)
+        settings = get_settings()
+        engine = make_engine(
+            settings, pool_size=5, statement_timeout_ms=settings.faq_job_statement_timeout_ms
+        )
         try:
             return await work(engine)
         finally:

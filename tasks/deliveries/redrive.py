@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from api.webhooks.dispatch import resend_after_commit
 from api.webhooks.models import Delivery, DeliverySchedule
 from tasks.db import worker_engine
+from tasks.org_failures import org_failed
 from tenancy.clock import utcnow
 from tenancy.db import shared_session, tenant_session
 from tenancy.orgs import org_schema
@@ -75,10 +76,12 @@ async def _redrive_org(engine: AsyncEngine, org_id: str, cutoff: datetime) -> in
     return len(overdue)
 
 
-async def redrive_overdue() -> int:
+async def redrive_overdue(engine: AsyncEngine | None = None) -> dict[str, int]:
     """The periodic job: re-send pending deliveries whose attempt is overdue (lost message,
-    worker killed mid-attempt). Reads only the orgs the schedule table names as due."""
-    engine = worker_engine()
+    worker killed mid-attempt). Reads only the orgs the schedule table names as due. An org
+    that fails (its schema broken) is logged and counted, and the others are re-driven.
+    Returns ``{"orgs", "deliveries", "failed"}``."""
+    engine = engine or worker_engine()
     cutoff = utcnow() - timedelta(seconds=get_settings().faq_webhook_redrive_after_seconds)
     async with shared_session(engine) as session:
         org_ids = list(
@@ -91,9 +94,13 @@ async def redrive_overdue() -> int:
                 )
             ).scalars()
         )
-    redriven = 0
+    redriven = failed = 0
     for org_id in org_ids:
-        redriven += await _redrive_org(engine, org_id, cutoff)
-    if redriven:
-        log.info("deliveries_redriven", deliveries=redriven, orgs=len(org_ids))
-    return redriven
+        try:
+            redriven += await _redrive_org(engine, org_id, cutoff)
+        except Exception as error:  # one org's broken schema must not stop the others
+            failed += 1
+            org_failed("deliveries-redrive", org_id, error)
+    if redriven or failed:
+        log.info("deliveries_redriven", deliveries=redriven, orgs=len(org_ids), failed=failed)
+    return {"orgs": len(org_ids), "deliveries": redriven, "failed": failed}

@@ -198,13 +198,14 @@ async def postpone_due(session: AsyncSession, delivery_ids: list[str], seconds: 
 
 # ---- records -------------------------------------------------------------------------------
 
-# Every success of a wave in one statement (the common case): append the attempt, keep the
-# body sent, end the delivery. Rows no longer pending are left out (recorded one by one).
+# Every success of a wave in one statement (the common case): append the attempt, note when
+# the body sent was signed, end the delivery. Rows no longer pending are left out (recorded
+# one by one).
 _SUCCEEDED = text(
     """UPDATE deliveries AS d
-SET attempts = d.attempts || jsonb_build_array(v.attempt), payload = v.payload,
+SET attempts = d.attempts || jsonb_build_array(v.attempt), sent_at = v.sent_at,
     status = 'succeeded', next_attempt_at = NULL, lease_token = NULL, updated_at = :now
-FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS v(id text, attempt jsonb, payload jsonb)
+FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS v(id text, attempt jsonb, sent_at timestamptz)
 WHERE d.id = v.id AND d.status = 'pending'
 RETURNING d.id"""
 ).bindparams(bindparam("rows", type_=JSONB), bindparam("now", type_=TS))
@@ -226,7 +227,8 @@ async def record_wave(
     if succeeded:
         now = utcnow()
         rows = [
-            {"id": c.delivery_id, "attempt": o.record(), "payload": o.body} for c, o in succeeded
+            {"id": c.delivery_id, "attempt": o.record(), "sent_at": o.at.isoformat()}
+            for c, o in succeeded
         ]
         decided = set((await session.execute(_SUCCEEDED, {"rows": rows, "now": now})).scalars())
         for claim, outcome in succeeded:
@@ -246,7 +248,7 @@ async def _decide(session: AsyncSession, claim: Claim, outcome: Outcome, setting
     now = utcnow()
     values: dict[str, Any] = {
         "attempts": _appended(outcome),
-        "payload": outcome.body,
+        "sent_at": outcome.at,  # the body sent was signed then (the public payload)
         "updated_at": now,
     }
     condition = [D.c.id == claim.delivery_id, D.c.status == "pending"]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+from types import FrameType
 from typing import Any
 
+import api.app
 from tests.fixtures.orgs import OrgClient
 
 
@@ -88,6 +91,58 @@ async def test_deeply_nested_json_is_refused_cleanly(org: OrgClient) -> None:
     r = await org.post("/categories", data=body, headers={"Content-Type": "application/json"})
     assert r.status_code == 400
     assert (await r.get_json())["error"]["code"] == "invalid_json"
+
+
+async def test_depth_limit_at_the_edge_and_inside_strings(org: OrgClient) -> None:
+    """32 levels pass, 33 do not; brackets in strings (after escaped quotes and backslashes)
+    do not count, nor do many shallow containers."""
+    for depth, code in ((31, "validation_failed"), (32, "invalid_json")):  # plus the outer {}
+        body = b'{"name": ' + b"[" * depth + b"]" * depth + b"}"
+        r = await org.post("/categories", data=body, headers={"Content-Type": "application/json"})
+        assert (await r.get_json())["error"]["code"] == code, depth
+    tricky = {
+        "name": "Brackets " + "\\" + "[{" * 50,
+        "description": '\\"' + "[" * 40 + '"\\',
+        "x": [[] for _ in range(100)],
+    }
+    r = await org.post("/categories", json=tricky)
+    error = (await r.get_json())["error"]
+    assert error["code"] == "validation_failed", error  # read past the depth check
+    assert error["details"] == [{"field": "x", "issue": "unknown or read-only field"}]
+
+
+async def _lines_of_app_code(org: OrgClient, body: bytes) -> int:
+    """How many lines of api/app.py run while the request is served (sys.settrace)."""
+    lines = 0
+
+    def local(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal lines
+        lines += event == "line"
+        return local
+
+    def calls(frame: FrameType, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename == api.app.__file__ else None
+
+    previous = sys.gettrace()
+    sys.settrace(calls)
+    try:
+        r = await org.post("/categories", data=body, headers={"Content-Type": "application/json"})
+    finally:
+        sys.settrace(previous)
+    assert r.status_code == 400, await r.get_data()
+    return lines
+
+
+async def test_the_depth_check_costs_no_python_per_byte(org: OrgClient) -> None:
+    """The depth limit is enforced without a Python loop over the body: a body of 600 KB, full
+    of brackets (in strings and as shallow containers), runs about as many lines of the app's
+    code as a body of 50 bytes."""
+    small = b'{"name": "", "items": [[1], {"a": [2]}]}'
+    item = b'{"k": [1, 2, {"v": "[[[{{{"}], "s": "' + b"x" * 200 + b'"}'
+    big = b'{"name": "", "items": [' + b",".join([item] * 2500) + b"]}"
+    assert len(big) > 600_000
+    baseline = await _lines_of_app_code(org, small)
+    assert await _lines_of_app_code(org, big) < baseline + 100
 
 
 async def test_form_encoded_json_is_still_read(org: OrgClient) -> None:

@@ -58,9 +58,9 @@ async def test_billing_shows_plan_caps_and_live_usage(org: OrgClient) -> None:
     assert response.status_code == 200
     assert (await response.get_json())["data"] == {
         "plan": "STARTER",
-        "caps": {"categories": 50, "questions": 2000, "webhooks": True},
+        "caps": {"categories": 50, "questions": 2000, "webhooks": True, "webhookLimit": 10},
         # the default category counts; the soft-deleted question does not
-        "usage": {"categories": 3, "questions": 1},
+        "usage": {"categories": 3, "questions": 1, "webhooks": 0},
         "customerLinked": False,
         "subscriptionStatus": None,
     }
@@ -70,7 +70,12 @@ async def test_billing_shows_plan_caps_and_live_usage(org: OrgClient) -> None:
 async def test_billing_of_an_unlimited_plan_has_null_caps(org_factory: Any) -> None:
     org = await org_factory(Plan.ENTERPRISE)
     data = (await (await org.get("/billing", scope="read")).get_json())["data"]
-    assert data["caps"] == {"categories": None, "questions": None, "webhooks": True}
+    assert data["caps"] == {
+        "categories": None,
+        "questions": None,
+        "webhooks": True,
+        "webhookLimit": 500,
+    }
 
 
 async def test_billing_needs_a_key_of_the_org(

@@ -64,6 +64,8 @@ FAQ_OUTBOX_SWEEP_SECONDS: {{ .Values.config.outboxSweepSeconds | toString | quot
 FAQ_WEBHOOK_TIMEOUT_SECONDS: {{ .Values.config.webhookTimeoutSeconds | toString | quote }}
 FAQ_WEBHOOK_RETRY_BASE_SECONDS: {{ .Values.config.webhookRetryBaseSeconds | toString | quote }}
 FAQ_WEBHOOK_ALLOW_PRIVATE_NETWORKS: {{ .Values.config.webhookAllowPrivateNetworks | toString | quote }}
+FAQ_REQUEST_STATEMENT_TIMEOUT_MS: {{ .Values.config.requestStatementTimeoutMs | int64 | toString | quote }}
+FAQ_JOB_STATEMENT_TIMEOUT_MS: {{ .Values.config.jobStatementTimeoutMs | int64 | toString | quote }}
 FAQ_DB_POOL_SIZE: {{ .Values.config.dbPoolSize | toString | quote }}
 FAQ_DB_MAX_OVERFLOW: {{ .Values.config.dbMaxOverflow | toString | quote }}
 FAQ_DB_POOL_RECYCLE_SECONDS: {{ .Values.config.dbPoolRecycleSeconds | toString | quote }}
@@ -73,7 +75,11 @@ FAQ_RESPONSE_CACHE_SECONDS: {{ .Values.config.responseCacheSeconds | toString | 
 FAQ_SCHEDULER_LOCK_TTL_SECONDS: {{ .Values.config.schedulerLockTtlSeconds | toString | quote }}
 FAQ_WEBHOOK_REDRIVE_AFTER_SECONDS: {{ .Values.config.webhookRedriveAfterSeconds | toString | quote }}
 FAQ_WEBHOOK_MAX_IN_FLIGHT: {{ .Values.config.webhookMaxInFlight | toString | quote }}
+FAQ_DELIVERY_RETENTION_DAYS: {{ .Values.config.deliveryRetentionDays | toString | quote }}
+FAQ_AUDIT_RETENTION_DAYS: {{ .Values.config.auditRetentionDays | toString | quote }}
 FAQ_RATE_LIMIT_WINDOW_SECONDS: {{ .Values.config.rateLimitWindowSeconds | toString | quote }}
+FAQ_AUTH_FAILURES_PER_MINUTE: {{ .Values.config.authFailuresPerMinute | toString | quote }}
+FAQ_TRUST_FORWARDED_FOR: {{ .Values.config.trustForwardedFor | toString | quote }}
 {{- with .Values.config.rateLimits }}
 FAQ_RATE_LIMITS: {{ . | quote }}
 {{- end }}

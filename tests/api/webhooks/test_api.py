@@ -398,7 +398,7 @@ async def test_openapi_documents_the_webhook_routes(client):
 async def test_recover_without_a_body(org, endpoint: Endpoint):
     created = await create_webhook(org, endpoint.url)
     r = await org.post(f"/webhooks/{created['id']}/recover")
-    assert await error_of(r) == (400, "validation_error")
+    assert await error_of(r) == (400, "invalid_json")
 
 
 async def test_wrong_method_on_an_operation(org, endpoint: Endpoint):

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import socket
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -70,6 +72,9 @@ REFUSED = [
     "https://169.254.1.1/",
     "https://[fe80::1]/",
     "https://[fe80::1%25eth0]/",
+    # site-local (fec0::/10, deprecated by RFC 3879)
+    "https://[fec0::1]/",
+    "https://[feff:ffff::1]/",
     # CGNAT
     "https://100.64.0.1/",
     "https://100.127.255.254/",
@@ -131,7 +136,14 @@ async def test_refused_urls(url: str):
 
 
 @pytest.mark.parametrize(
-    "url", [*METADATA, "https://169.254.1.1/", "https://[ff02::1]/", "https://0.0.0.0/"]
+    "url",
+    [
+        *METADATA,
+        "https://169.254.1.1/",
+        "https://[ff02::1]/",
+        "https://0.0.0.0/",
+        "https://[fec0::1]/",
+    ],
 )
 async def test_metadata_and_link_local_stay_refused_when_private_is_allowed(url: str):
     with pytest.raises(UnsafeUrl):
@@ -350,3 +362,80 @@ async def test_a_name_that_does_not_resolve_is_accepted_at_create_only():
     await check_url("https://later.example.com/x", allow_private=False, resolver=dns)
     with pytest.raises(OSError):
         await resolve_checked("https://later.example.com/x", allow_private=False, resolver=dns)
+
+
+NON_PUBLIC_ANSWERS = {
+    "private.example.com": ["10.0.0.5"],
+    "loopback.example.com": ["127.0.0.1"],
+    "metadata.example.com": ["169.254.169.254"],
+    "link-local.example.com": ["fe80::1"],
+    "site-local.example.com": ["fec0::1"],
+    "cgnat.example.com": ["100.64.0.1"],
+    "mixed.example.com": ["93.184.216.34", "fd00::1"],
+}
+REVEALING = ("private", "loopback", "metadata", "link-local", "site-local", "CGNAT", "resolves to")
+
+
+async def test_a_name_resolving_privately_reveals_nothing_of_the_address() -> None:
+    """A tenant must not map internal DNS through the errors: every name answering a
+    non-public address is refused with one message, naming no address or range, and at
+    delivery that message is the one a name that does not resolve gets."""
+    dns = fixed_dns(NON_PUBLIC_ANSWERS)
+    with pytest.raises(OSError) as unresolvable:
+        await resolve_checked("https://nowhere.example.com/x", allow_private=False, resolver=dns)
+    at_create, at_delivery = set(), set()
+    for host in NON_PUBLIC_ANSWERS:
+        with pytest.raises(UnsafeUrl) as refused:
+            await check_url(f"https://{host}/x", allow_private=False, resolver=dns)
+        at_create.add(str(refused.value))
+        with pytest.raises(UnsafeUrl) as refused:
+            await resolve_checked(f"https://{host}/x", allow_private=False, resolver=dns)
+        at_delivery.add(str(refused.value))
+    assert len(at_create) == 1, at_create
+    assert at_delivery == at_create == {str(unresolvable.value)}
+    assert not any(word.lower() in str(unresolvable.value).lower() for word in REVEALING)
+
+
+async def test_literal_addresses_keep_a_clear_reason() -> None:
+    for url, reason in (
+        ("https://10.0.0.5/", "private"),
+        ("https://[fec0::1]/", "site-local"),
+        ("https://169.254.169.254/", "metadata"),
+    ):
+        with pytest.raises(UnsafeUrl, match=reason):
+            await check_url(url, allow_private=False)
+
+
+def _a_privately_resolving_name() -> tuple[str, set[str]]:
+    """This machine's own name (which /etc/hosts points at a loopback or container address),
+    or Debian's ip6-localhost names: the first that resolves, and only to non-public addresses."""
+    for host in (socket.gethostname().lower(), "ip6-localhost", "ip6-loopback"):
+        try:
+            infos = socket.getaddrinfo(host, 443, type=socket.SOCK_STREAM)
+        except OSError:
+            continue
+        answers = {str(info[4][0]) for info in infos}
+        if not any(ipaddress.ip_address(a.split("%")[0]).is_global for a in answers):
+            return host, answers
+    raise AssertionError("no name on this machine resolves to a non-public address")
+
+
+async def test_the_api_refuses_a_privately_resolving_name_without_saying_so(
+    org: Any, public_only: None
+) -> None:
+    """Through real DNS (this machine's own name, which /etc/hosts points at a non-public
+    address on Debian and in containers): the body names no address or range."""
+    host, answers = _a_privately_resolving_name()
+    r = await org.post(
+        "/webhooks", json={"url": f"https://{host}/x", "events": ["category.created"]}
+    )
+    assert r.status_code == 400
+    error = (await r.get_json())["error"]
+    assert error["code"] == "validation_error"
+    dns = fixed_dns(NON_PUBLIC_ANSWERS)
+    with pytest.raises(UnsafeUrl) as refused:
+        await check_url("https://metadata.example.com/x", allow_private=False, resolver=dns)
+    assert error["details"] == [{"field": "url", "issue": str(refused.value)}]
+    text = str(error)
+    assert not any(word.lower() in text.lower() for word in REVEALING), text
+    assert not any(a in text for a in answers), text

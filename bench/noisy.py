@@ -1,0 +1,320 @@
+"""A noisy neighbour: one PRO org at its plan's full rate limit, mixing creates, one-letter
+searches and reorders, beside twenty quiet orgs reading; the quiet orgs' p99 beside the same
+readers without the noisy org, in the same run.
+
+    .venv/bin/python -m bench.noisy [--seconds 5]
+
+Standalone it starts its own embedded PostgreSQL and Redis (``bench.services.World``), runs
+``faq migrate``, creates twenty quiet orgs through the real provisioning code (``bench.seed``,
+ENTERPRISE, 25 questions each) and the noisy org with ``faq orgs create --plan PRO`` (a
+``read,write`` key, ``NOISY_QUESTIONS`` questions created through the API). From ``make
+bench``: ``noisy_rows(bench)`` creates the noisy org in the bench's world, uses twenty of the
+bench's orgs as the quiet ones and returns the row
+(``for entry in noisy_rows(self): self.row(**entry)``).
+
+The rate limit is the plan's real one. The bench world sets every plan's limit out of reach
+(``FAQ_RATE_LIMITS``, a per-plan setting read by each server process), so this row serves the
+app in a server of its own (response cache on, as deployed) whose ``FAQ_RATE_LIMITS`` gives
+PRO its real ``billing.plans.REQUESTS_PER_MINUTE`` and leaves the other plans (the quiet orgs
+are ENTERPRISE) out of reach. The limiter's window is fixed (60 s), so a short run never
+reaches the limit by pacing alone: the noisy client is paced at exactly the plan's rate
+(open loop, ``rate / 60`` requests per second on a fixed schedule, at most ``NOISY_INFLIGHT``
+in flight), which is the most the org can sustain minute after minute.
+
+Load: the quiet readers are wrk from 127.0.0.1 (``QUIET_CONNECTIONS`` connections, each
+org's ``GET /questions?limit=20`` and ``GET /questions/{slug}``), bounded by ``--seconds``.
+The noisy client is an asyncio + aiohttp client in a thread of this process (wrk cannot pace
+at a fixed rate), to 127.0.0.1 only, for ``--seconds`` + 2 s: it starts a second before the
+quiet run and ends a second after it. Its mix, in turn: ``POST /questions`` (a unique
+title), ``GET /questions?q=<one letter>`` (a random letter) and ``POST /questions/reorder``
+(``REORDER_IDS`` real ids, fetched first, rotated by one each time so every order changes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from bench import load, seed
+from bench.http import ok
+
+QUIET_ORGS = 20
+QUIET_CONNECTIONS = 10
+QUESTIONS_PER_QUIET_ORG = 25  # bench.seed's slugs: how-do-i-reset-my-password-1..25
+NOISY_ORG = "bench-noisy"
+NOISY_PLAN = "PRO"
+NOISY_QUESTIONS = 40
+REORDER_IDS = 20
+NOISY_INFLIGHT = 32  # bounded: past it the noisy client waits (its achieved rate says so)
+TARGET_RATIO = 1.5
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+OUT_OF_REACH = 100_000_000
+
+
+def plan_rate() -> int:
+    """The noisy plan's real requests per minute (``billing.plans``, no override)."""
+    from billing.plans import Plan, requests_per_minute
+
+    return requests_per_minute(Plan(NOISY_PLAN))
+
+
+def rate_limits_env() -> dict[str, str]:
+    """``FAQ_RATE_LIMITS`` with the noisy plan at its real limit, every other out of reach."""
+    from billing.plans import Plan
+
+    limits = {p.value: OUT_OF_REACH for p in Plan} | {NOISY_PLAN: plan_rate()}
+    return {"FAQ_RATE_LIMITS": ",".join(f"{k}={v}" for k, v in limits.items())}
+
+
+def _quiet_script(records: list[dict[str, Any]]) -> str:
+    reqs: list[tuple[str, str, dict[str, str], str | None]] = []
+    for n, r in enumerate(records):
+        headers = {"Authorization": f"Bearer {r['key']}"}
+        single = f"how-do-i-reset-my-password-{n % QUESTIONS_PER_QUIET_ORG + 1}"
+        reqs.append(("GET", f"/api/v1/{r['slug']}/questions?limit=20", headers, None))
+        reqs.append(("GET", f"/api/v1/{r['slug']}/questions/{single}", headers, None))
+    return load.request_list_script(reqs)
+
+
+def create_noisy_org(world: Any, base: str) -> dict[str, Any]:
+    """The noisy org (PRO, through ``faq orgs create``), a read/write key, its default
+    category and ``NOISY_QUESTIONS`` questions created through the API."""
+    org = json.loads(world.run("orgs", "create", NOISY_ORG, "--plan", NOISY_PLAN, "--json").stdout)
+    issued = json.loads(
+        world.run("keys", "create", NOISY_ORG, "--scopes", "read,write", "--json").stdout
+    )
+    key = issued["key"]
+    cats = ok(base, "GET", f"/api/v1/{NOISY_ORG}/categories", key)
+    category_id = cats["data"][0]["id"]
+    for n in range(NOISY_QUESTIONS):
+        ok(base, "POST", f"/api/v1/{NOISY_ORG}/questions", key, _question(category_id, f"s{n}"))
+    listed = ok(base, "GET", f"/api/v1/{NOISY_ORG}/questions?limit={REORDER_IDS}", key)
+    ids = [q["id"] for q in listed["data"]]
+    if len(ids) < 2:
+        raise RuntimeError("the noisy org has no questions to reorder")
+    return {"slug": NOISY_ORG, "plan": org["plan"], "key": key, "category": category_id, "ids": ids}
+
+
+def _question(category_id: str, tag: str) -> dict[str, Any]:
+    return {
+        "title": f"How do I keep a noisy neighbour quiet, take {tag}?",
+        "answer": seed.ANSWER,
+        "categoryId": category_id,
+        "status": "published",
+    }
+
+
+class NoisyClient:
+    """Open-loop, paced at ``per_minute / 60`` requests a second for ``seconds``; counts
+    statuses and latencies per kind."""
+
+    def __init__(self, base: str, noisy: dict[str, Any], per_minute: int, seconds: float):
+        self.base = base
+        self.noisy = noisy
+        self.rate = per_minute / 60
+        self.seconds = seconds
+        self.statuses: dict[str, Counter[int]] = {}
+        self.latencies: dict[str, list[float]] = {}
+        self.errors = 0
+        self.sent = 0
+        self.scheduled = 0
+        self.sending = 0.0  # seconds the schedule ran (the rate is sent / sending)
+        self._ids = list(noisy["ids"])
+        self._thread: threading.Thread | None = None
+        self._failure: BaseException | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="noisy-client", daemon=True)
+        self._thread.start()
+
+    def join(self) -> None:
+        assert self._thread is not None
+        self._thread.join(self.seconds + 60)
+        if self._thread.is_alive():
+            raise RuntimeError("the noisy client did not stop")
+        if self._failure is not None:
+            raise self._failure
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as exc:  # reported by join()
+            self._failure = exc
+
+    def _next(self, n: int) -> tuple[str, str, str, Any]:
+        slug = self.noisy["slug"]
+        kind = ("create", "search", "reorder")[n % 3]
+        if kind == "create":
+            body = _question(self.noisy["category"], f"{time.monotonic_ns()}-{n}")
+            return kind, "POST", f"/api/v1/{slug}/questions", body
+        if kind == "search":
+            return kind, "GET", f"/api/v1/{slug}/questions?q={random.choice(LETTERS)}", None
+        self._ids = self._ids[1:] + self._ids[:1]
+        return kind, "POST", f"/api/v1/{slug}/questions/reorder", {"ids": list(self._ids)}
+
+    async def _main(self) -> None:
+        import aiohttp
+
+        headers = {"Authorization": f"Bearer {self.noisy['key']}"}
+        timeout = aiohttp.ClientTimeout(total=10)
+        connector = aiohttp.TCPConnector(limit=NOISY_INFLIGHT)
+        slots = asyncio.Semaphore(NOISY_INFLIGHT)
+        tasks: set[asyncio.Task[None]] = set()
+        async with aiohttp.ClientSession(
+            self.base, headers=headers, timeout=timeout, connector=connector
+        ) as session:
+
+            async def one(kind: str, method: str, path: str, body: Any) -> None:
+                started = time.perf_counter()
+                try:
+                    async with session.request(method, path, json=body) as resp:
+                        await resp.read()
+                        self.statuses.setdefault(kind, Counter())[resp.status] += 1
+                except (aiohttp.ClientError, TimeoutError):
+                    self.errors += 1
+                finally:
+                    self.latencies.setdefault(kind, []).append(time.perf_counter() - started)
+                    slots.release()
+
+            loop = asyncio.get_running_loop()
+            t0 = loop.time()
+            deadline = t0 + self.seconds
+            while (now := loop.time()) < deadline:
+                due = int((now - t0) * self.rate) + 1
+                while self.sent < due:
+                    try:  # bounded: waits while NOISY_INFLIGHT are out, never past the end
+                        await asyncio.wait_for(slots.acquire(), max(0.0, deadline - loop.time()))
+                    except TimeoutError:
+                        break
+                    task = asyncio.create_task(one(*self._next(self.sent)))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+                    self.sent += 1
+                await asyncio.sleep(0.002)
+            self.sending = min(loop.time(), deadline) - t0
+            self.scheduled = int(self.sending * self.rate)
+            if tasks:  # the last ones finish (each is bounded by the client's 10 s timeout)
+                await asyncio.wait(tasks, timeout=15)
+
+    def as_json(self) -> dict[str, Any]:
+        every = [x for values in self.latencies.values() for x in values]
+        return {
+            "target_rps": round(self.rate, 1),
+            "rps": round(self.sent / self.sending, 1) if self.sending else 0.0,
+            "scheduled": self.scheduled,
+            "requests": self.sent,
+            "p99_ms": _p99_ms(every),
+            "p99_ms_by_kind": {k: _p99_ms(v) for k, v in sorted(self.latencies.items())},
+            "client_errors": self.errors,
+            "statuses": {k: dict(sorted(v.items())) for k, v in sorted(self.statuses.items())},
+        }
+
+
+def _p99_ms(values: list[float]) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000, 2)
+
+
+def measure(
+    base: str, records: list[dict[str, Any]], noisy: dict[str, Any], seconds: float
+) -> dict[str, Any]:
+    """The quiet readers alone, then the same run with the noisy org at its plan's rate (it
+    starts a second before the readers and ends a second after them)."""
+    script = _quiet_script(records)
+    load.run_wrk(base, script, seconds=1, connections=QUIET_CONNECTIONS)  # warm
+    alone = load.run_wrk(base, script, seconds=seconds, connections=QUIET_CONNECTIONS)
+    per_minute = plan_rate()
+    client = NoisyClient(base, noisy, per_minute, seconds + 2)
+    client.start()
+    time.sleep(1)
+    beside = load.run_wrk(base, script, seconds=seconds, connections=QUIET_CONNECTIONS)
+    client.join()
+    return {
+        "alone": alone.as_json(),
+        "noisy_beside": beside.as_json(),
+        "noisy": {"plan": NOISY_PLAN, "per_minute": per_minute, **client.as_json()},
+    }
+
+
+def rows(found: dict[str, Any]) -> list[dict[str, Any]]:
+    alone, beside, noisy = found["alone"], found["noisy_beside"], found["noisy"]
+    ratio = beside["p99_ms"] / alone["p99_ms"] if alone["p99_ms"] else None
+    return [
+        {
+            "name": f"quiet p99 beside a noisy org ({QUIET_ORGS} orgs)",
+            "measured_as": (
+                f"GET list/single, {QUIET_CONNECTIONS} conns, while a {noisy['plan']} org mixes "
+                f"create/q=letter/reorder at {noisy['per_minute']}/min "
+                f"({noisy['rps']:.0f} req/s sent); ref: no noisy org"
+            ),
+            "figure": beside["p99_ms"],
+            "reference": alone["p99_ms"],
+            "unit": "ms",
+            "target": f"<= {TARGET_RATIO}x alone",
+            "met": ratio is not None and ratio <= TARGET_RATIO and not beside["errors"],
+            "runs": found,
+        }
+    ]
+
+
+def noisy_rows(bench: Any) -> list[dict[str, Any]]:
+    """For ``bench/__main__.py``: ``for entry in noisy_rows(self): self.row(**entry)``.
+    Creates the noisy org in the bench's world, serves a server of its own with the noisy
+    plan's real rate limit, and uses twenty of the bench's orgs (``bench.all_orgs``) as the
+    quiet ones."""
+    records = bench.all_orgs[1 : QUIET_ORGS + 1]
+    server = bench.world.serve(rate_limits_env())
+    try:
+        noisy = create_noisy_org(bench.world, server.base)
+        found = measure(server.base, records, noisy, bench.seconds)
+    finally:
+        server.stop()
+    return rows(found)
+
+
+def main(argv: list[str]) -> int:
+    from bench.services import World
+
+    parser = argparse.ArgumentParser(prog="python -m bench.noisy")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args(argv)
+    load.ensure_wrk()
+    world = World()
+    try:
+        world.start()
+        world.run("migrate")
+        records = seed.create_orgs(
+            [f"bench-quiet-{n:02d}" for n in range(QUIET_ORGS)],
+            out_dir=world.tmp / "orgs",
+            processes=1,
+            questions_each=QUESTIONS_PER_QUIET_ORG,
+        )
+        server = world.serve(rate_limits_env())
+        noisy = create_noisy_org(world, server.base)
+        found = measure(server.base, records, noisy, args.seconds)
+    finally:
+        world.stop()
+    for entry in rows(found):
+        print(
+            f"{entry['name']:<44} {entry['figure']:>8.1f} ms  ref {entry['reference']:>7.1f} ms"
+            f"  {entry['target']}  {'MET' if entry['met'] else 'MISSED'}"
+        )
+    print(json.dumps(found))
+    return 0
+
+
+if __name__ == "__main__":
+    ROOT = Path(__file__).resolve().parent.parent
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    sys.exit(main(sys.argv[1:]))

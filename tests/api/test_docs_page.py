@@ -1,0 +1,70 @@
+"""``/docs`` in a real headless Chromium (Debian's ``chromium``, which ``make test`` installs):
+the page renders the OpenAPI 3.1 document, lists the operations of every resource, an operation
+expands when clicked, and every file the page loads comes from the service itself (no CDN).
+
+Playwright drives the system browser (``executable_path``); no browser is downloaded.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Request, sync_playwright
+
+from tests.fixtures.live_server import LiveServer, live_server  # noqa: F401
+
+RESOURCES = ("categories", "questions", "webhooks", "billing")
+
+
+def _chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.fail("Debian's chromium is missing: `make test` installs it (apt-get install)")
+    return path
+
+
+def test_the_docs_page_renders_every_resource_and_expands(
+    live_server: LiveServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    requested: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=_chromium(), headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 2000})
+
+            def record(request: Request) -> None:
+                requested.append(request.url)
+
+            page.on("request", record)
+            page.goto(f"{live_server.base_url}/docs", wait_until="load")
+            page.wait_for_selector(".opblock", timeout=30_000)
+            text = page.inner_text("body")
+            assert "Unable to render this definition" not in text
+            assert "FAQ service" in text
+
+            sections = {
+                t.strip().split("\n")[0] for t in page.locator(".opblock-tag").all_inner_texts()
+            }
+            assert set(RESOURCES) <= sections, sections  # grouped by resource, not "default"
+            paths = page.locator(".opblock-summary-path").all_inner_texts()
+            for resource in RESOURCES:
+                assert any(f"/{resource}" in p for p in paths), (resource, paths)
+            summaries = page.locator(".opblock-summary-method").all_inner_texts()
+            methods = {m.strip().upper() for m in summaries}
+            assert {"GET", "POST", "PATCH", "DELETE"} <= methods, methods
+
+            operation = page.locator(".opblock", has_text="/api/v1/{org}/categories").first
+            assert operation.locator(".opblock-body").count() == 0  # collapsed
+            operation.locator(".opblock-summary").first.click()
+            operation.locator(".opblock-body").wait_for(state="visible", timeout=10_000)
+            assert operation.locator(".parameters-container, .opblock-description-wrapper").count()
+            assert "Responses" in operation.inner_text()
+            page.screenshot(path=str(tmp_path / "docs.png"), full_page=False)
+        finally:
+            browser.close()
+    assert requested
+    outside = [u for u in requested if not u.startswith(live_server.base_url)]
+    assert outside == [], outside
