@@ -3,13 +3,18 @@ org's schema. The request owns the transaction: committed when the response is b
 
 Every view under the API blueprint must declare its scope with ``@requires_scope``; a view
 without one is refused, so a forgotten declaration fails closed.
+
+A key presented but unknown or revoked counts as a failed authentication of the client's
+address (``client_address``); past ``FAQ_AUTH_FAILURES_PER_MINUTE`` the address gets 429
+``rate_limited`` instead of 401, while valid keys from it keep working (a legitimate client
+may share the address). Counting fails open when Redis is unreachable.
 """
 
 from __future__ import annotations
 
 import hmac
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 from quart import Response, current_app, g, request
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
@@ -17,12 +22,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from api.errors import InsufficientScope, OrgNotFound, RateLimited, Unauthorized
 from api.pagination import CursorCodec
 from api.rate_limit import RateDecision, RateLimiter
-from api.response_cache import CACHEABLE_ENDPOINTS, ResponseCache
+from api.response_cache import CACHEABLE_ENDPOINTS, ResponseCache, cache_key, has_next_page
 from tenancy.context import OrgContext
 from tenancy.db import tenant_session
 from tenancy.directory import Directory
 from tenancy.generations import generation_key, initial_generation
 from tenancy.keys import grants, hash_key
+from tenancy.settings import Settings
 from tenancy.transactions import commit, discard_after_commit
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -82,6 +88,34 @@ def _bearer_token() -> str:
     return token.strip()
 
 
+def client_address() -> str:
+    """The peer's address; the last ``X-Forwarded-For`` entry (the one the proxy appended)
+    only when ``FAQ_TRUST_FORWARDED_FOR`` says a trusted proxy sets it."""
+    settings: Settings = current_app.extensions["settings"]
+    if settings.faq_trust_forwarded_for:
+        forwarded = ",".join(request.headers.getlist("X-Forwarded-For"))
+        last = forwarded.rsplit(",", 1)[-1].strip()
+        if last:
+            return last[:64]
+    return request.remote_addr or "unknown"
+
+
+async def refuse_key() -> NoReturn:
+    """401, or 429 once the client's address failed too often in the current minute."""
+    ext = tenancy()
+    if ext.rate_limiter is not None:
+        settings: Settings = current_app.extensions["settings"]
+        decision = await ext.rate_limiter.failed_authentication(
+            client_address(), settings.faq_auth_failures_per_minute
+        )
+        if decision is not None and not decision.allowed:
+            raise RateLimited(
+                "Too many failed authentications from this address.",
+                headers={"Retry-After": str(decision.reset_seconds)},
+            )
+    raise Unauthorized()
+
+
 async def bind_request_to_org() -> Response | None:
     view = current_app.view_functions[request.endpoint or ""]
     required = getattr(view, SCOPE_ATTRIBUTE, None)
@@ -92,7 +126,7 @@ async def bind_request_to_org() -> Response | None:
     key = await ext.directory.key(token)
     # The lookup is by hash; compare again in constant time so no early exit leaks timing.
     if key is None or key.revoked or not hmac.compare_digest(hash_key(token)[:16], key.fingerprint):
-        raise Unauthorized()
+        await refuse_key()
     slug: str = g.get("org_slug", "")
     org = await ext.directory.org(slug)
     if org is None or org.id != key.org_id:
@@ -126,11 +160,13 @@ async def bind_request_to_org() -> Response | None:
         if generation is None:
             generation = await initial_generation(org.schema_name)
         if generation is not None:
-            path = request.full_path
-            body = ext.cache.get(org.schema_name, path, generation)
+            path, variant = cache_key(
+                request.path, request.args.items(multi=True), request.full_path
+            )
+            body = ext.cache.get(org.schema_name, path, generation, variant)
             if body is not None:
                 return Response(body, content_type="application/json")
-            g.cache_slot = (org.schema_name, path, generation)
+            g.cache_slot = (org.schema_name, path, generation, variant)
     g.db = tenant_session(ext.engine, org.schema_name)
     return None
 
@@ -155,12 +191,15 @@ async def end_transaction(session: AsyncSession, response: Response) -> Response
     try:
         if response.status_code < 400:
             await commit(session)
-            slot: tuple[str, str, bytes] | None = g.pop("cache_slot", None)
+            slot: tuple[str, str, bytes, str] | None = g.pop("cache_slot", None)
             cache = tenancy().cache
             if slot is not None and cache is not None and response.status_code == 200:
                 body = await response.get_data()
                 assert isinstance(body, bytes)
-                cache.put(slot[0], slot[1], slot[2], body)
+                # A page with a next cursor serves only its own spelling of q (the cursor is
+                # signed for it).
+                shared = not slot[3] or not has_next_page(body)
+                cache.put(slot[0], slot[1], slot[2], body, slot[3], shared=shared)
         else:
             discard_after_commit(session)
             await session.rollback()
