@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import platform
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -438,11 +440,17 @@ class Bench:
             ratio=elapsed / 5,
         )
 
-    def row_sweep(self) -> None:
-        from bench.sweep import sweep_rows
+    def rows_of(self, module: str, function: str) -> Callable[[], None]:
+        """A step that records the rows ``bench.<module>.<function>(self)`` returns."""
 
-        for entry in sweep_rows(self):
-            self.row(**entry)
+        def step() -> None:
+            for entry in getattr(importlib.import_module(f"bench.{module}"), function)(self):
+                self.row(**entry)
+
+        return step
+
+    def row_sweep(self) -> None:
+        self.rows_of("sweep", "sweep_rows")()
 
     def row_migrate_change(self) -> None:
         from bench.migrate_change import run_change
@@ -476,6 +484,10 @@ class Bench:
                 ("migrate", self.row_migrate_noop),
                 ("sweep", self.row_sweep),
                 ("deliveries", self.row_deliveries),
+                # issue 13: one tenant must not hurt the others
+                ("auth", self.rows_of("auth_flood", "auth_flood_rows")),
+                ("search", self.rows_of("search_cost", "search_cost_rows")),
+                ("noisy", self.rows_of("noisy", "noisy_rows")),
                 ("change", self.row_migrate_change),
             ]
             for name, step in steps:
