@@ -20,6 +20,8 @@ from quart import Response, current_app, g, request
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from api.errors import InsufficientScope, OrgNotFound, RateLimited, Unauthorized
+from api.org_inflight import Slot
+from api.org_inflight import for_app as org_inflight
 from api.pagination import CursorCodec
 from api.rate_limit import RateDecision, RateLimiter
 from api.response_cache import CACHEABLE_ENDPOINTS, ResponseCache, cache_key, has_next_page
@@ -167,8 +169,23 @@ async def bind_request_to_org() -> Response | None:
             if body is not None:
                 return Response(body, content_type="application/json")
             g.cache_slot = (org.schema_name, path, generation, variant)
+    # Past the cache: what reaches PostgreSQL waits for a place in the org's share.
+    await take_org_slot(org.id)
     g.db = tenant_session(ext.engine, org.schema_name)
     return None
+
+
+async def take_org_slot(org_id: Any) -> None:
+    """A place in the org's share of this process (``api.org_inflight``), given back in
+    ``close_request_session``; 429 when the org's share stays full."""
+    settings: Settings = current_app.extensions["settings"]
+    budgets = org_inflight(current_app.extensions, settings.faq_org_max_inflight)
+    slot = await budgets.acquire(org_id, request.method)
+    if slot is None:
+        raise RateLimited(
+            "Too many requests of this organization in progress.", headers={"Retry-After": "1"}
+        )
+    g.org_slot = slot
 
 
 async def finish_request_transaction(response: Response) -> Response:
@@ -209,7 +226,12 @@ async def end_transaction(session: AsyncSession, response: Response) -> Response
 
 
 async def close_request_session(_exc: BaseException | None) -> None:
-    session: AsyncSession | None = g.pop("db", None)
-    if session is not None:
-        discard_after_commit(session)
-        await session.close()
+    slot: Slot | None = g.pop("org_slot", None)
+    try:
+        session: AsyncSession | None = g.pop("db", None)
+        if session is not None:
+            discard_after_commit(session)
+            await session.close()
+    finally:
+        if slot is not None:
+            org_inflight(current_app.extensions, 0).release(slot)

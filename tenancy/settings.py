@@ -55,8 +55,8 @@ class Settings(BaseSettings):
     faq_rate_limits: str | None = None  # e.g. "FREE=300,STARTER=1200" (per key per minute)
     faq_rate_limit_window_seconds: int = Field(default=60, ge=1)
     # Requests of one org in progress at once per API process (a write weighs 2, a read 1);
-    # past it a request waits briefly in the org's queue, then 429 rate_limited. 0: no cap.
-    faq_org_max_inflight: int = Field(default=8, ge=0)
+    # past it a request waits (up to 2 s) in the org's FIFO, then 429 rate_limited. 0: no cap.
+    faq_org_max_inflight: int = Field(default=4, ge=0)
     # Failed authentications (a key presented but unknown or revoked) per client address per
     # minute; past it, 429 rate_limited instead of 401 (valid keys keep working).
     faq_auth_failures_per_minute: int = Field(default=300, ge=1)

@@ -78,6 +78,7 @@ FAQ_WEBHOOK_MAX_IN_FLIGHT: {{ .Values.config.webhookMaxInFlight | toString | quo
 FAQ_DELIVERY_RETENTION_DAYS: {{ .Values.config.deliveryRetentionDays | toString | quote }}
 FAQ_AUDIT_RETENTION_DAYS: {{ .Values.config.auditRetentionDays | toString | quote }}
 FAQ_RATE_LIMIT_WINDOW_SECONDS: {{ .Values.config.rateLimitWindowSeconds | toString | quote }}
+FAQ_ORG_MAX_INFLIGHT: {{ .Values.config.orgMaxInflight | toString | quote }}
 FAQ_AUTH_FAILURES_PER_MINUTE: {{ .Values.config.authFailuresPerMinute | toString | quote }}
 FAQ_TRUST_FORWARDED_FOR: {{ .Values.config.trustForwardedFor | toString | quote }}
 {{- with .Values.config.rateLimits }}
