@@ -5,6 +5,7 @@ and the scheduler as child processes until Ctrl-C (or one of them exits)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -75,16 +76,28 @@ def _demo_org(env: dict[str, str], bind: str) -> None:
     )
 
 
+def _spawn(argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """A child in a process group of its own, so stopping it reaches what it forked (the
+    worker's processes) even when ``faq dev`` itself gets SIGTERM rather than a terminal's
+    Ctrl-C (which signals the whole foreground group)."""
+    return subprocess.Popen(argv, env=env, start_new_session=True)
+
+
+def _signal_group(child: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, sig)
+
+
 def _stop(children: list[subprocess.Popen[bytes]], servers: list[Any]) -> None:
-    """SIGTERM the children still running, wait up to 30 s each, then stop the servers."""
+    """SIGTERM each child (it stops what it forked, gracefully), wait up to 30 s each, then
+    SIGKILL whatever is left of its group; stop the servers only once nothing uses them."""
     for child in children:
         if child.poll() is None:
             child.send_signal(signal.SIGTERM)
     for child in children:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             child.wait(30)
-        except subprocess.TimeoutExpired:
-            child.kill()
+        _signal_group(child, signal.SIGKILL)  # a grandchild that outlived its parent
     for server in reversed(servers):
         server.stop()
 
@@ -97,9 +110,9 @@ def cmd_dev(args: argparse.Namespace) -> int:
         subprocess.run([*FAQ, "migrate"], env=env, check=True)
         _demo_org(env, args.bind)
         children = [
-            subprocess.Popen([*FAQ, "serve", "--bind", args.bind], env=env),
-            subprocess.Popen([*FAQ, "worker", "--processes", "1", "--threads", "8"], env=env),
-            subprocess.Popen([*FAQ, "scheduler"], env=env),
+            _spawn([*FAQ, "serve", "--bind", args.bind], env),
+            _spawn([*FAQ, "worker", "--processes", "1", "--threads", "8"], env),
+            _spawn([*FAQ, "scheduler"], env),
         ]
         print(f"API on http://{args.bind} (docs: http://{args.bind}/docs). Ctrl-C stops all.")
         signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
