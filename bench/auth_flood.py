@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import load, seed
+from bench.services import World
+from bench.standalone import in_world, report
 
 ORGS = 10
 READER_CONNECTIONS = 10
@@ -140,33 +142,21 @@ def auth_flood_rows(bench: Any) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str]) -> int:
-    from bench.services import World
-
     parser = argparse.ArgumentParser(prog="python -m bench.auth_flood")
     parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args(argv)
-    load.ensure_wrk()
-    world = World()
-    try:
-        world.start()
-        world.run("migrate")
+
+    def work(world: World) -> dict[str, Any]:
         records = seed.create_orgs(
             [f"bench-flood-{n:02d}" for n in range(ORGS)],
             out_dir=world.tmp / "orgs",
             processes=1,
             questions_each=25,
         )
-        server = world.serve()
-        found = measure(server.base, records, args.seconds)
-    finally:
-        world.stop()
-    for entry in rows(found):
-        print(
-            f"{entry['name']:<44} {entry['figure']:>8.1f} ms  ref {entry['reference']:>7.1f} ms"
-            f"  {entry['target']}  {'MET' if entry['met'] else 'MISSED'}"
-        )
-    print(json.dumps(found))
-    return 0
+        return measure(world.serve().base, records, args.seconds)
+
+    found = in_world(work)
+    return report(rows(found), found)
 
 
 if __name__ == "__main__":

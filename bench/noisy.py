@@ -45,6 +45,8 @@ from typing import Any
 
 from bench import load, seed
 from bench.http import ok
+from bench.services import World
+from bench.standalone import in_world, report
 
 QUIET_ORGS = 20
 QUIET_CONNECTIONS = 10
@@ -283,16 +285,11 @@ def noisy_rows(bench: Any) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str]) -> int:
-    from bench.services import World
-
     parser = argparse.ArgumentParser(prog="python -m bench.noisy")
     parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args(argv)
-    load.ensure_wrk()
-    world = World()
-    try:
-        world.start()
-        world.run("migrate")
+
+    def work(world: World) -> dict[str, Any]:
         records = seed.create_orgs(
             [f"bench-quiet-{n:02d}" for n in range(QUIET_ORGS)],
             out_dir=world.tmp / "orgs",
@@ -301,16 +298,10 @@ def main(argv: list[str]) -> int:
         )
         server = world.serve(rate_limits_env())
         noisy = create_noisy_org(world, server.base)
-        found = measure(server.base, records, noisy, args.seconds)
-    finally:
-        world.stop()
-    for entry in rows(found):
-        print(
-            f"{entry['name']:<44} {entry['figure']:>8.1f} ms  ref {entry['reference']:>7.1f} ms"
-            f"  {entry['target']}  {'MET' if entry['met'] else 'MISSED'}"
-        )
-    print(json.dumps(found))
-    return 0
+        return measure(server.base, records, noisy, args.seconds)
+
+    found = in_world(work)
+    return report(rows(found), found)
 
 
 if __name__ == "__main__":

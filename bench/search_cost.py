@@ -19,13 +19,14 @@ figure is the p99 over all of them, and ``worst_letter`` is measured alone too).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from bench import load, seed
 from bench.http import ok
+from bench.services import World
+from bench.standalone import in_world, report
 
 ORG = "bench-search"
 QUESTIONS = 50_000
@@ -128,32 +129,21 @@ def search_cost_rows(bench: Any, count: int = QUESTIONS) -> list[dict[str, Any]]
 
 
 def main(argv: list[str]) -> int:
-    from bench.services import World
-
     parser = argparse.ArgumentParser(prog="python -m bench.search_cost")
     parser.add_argument("--questions", type=int, default=QUESTIONS)
     parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args(argv)
-    load.ensure_wrk()
-    world = World()
-    try:
-        world.start()
-        world.run("migrate")
+
+    def work(world: World) -> dict[str, Any]:
         (record,) = seed.create_orgs([ORG], out_dir=world.tmp / "orgs", processes=1)
         _add_questions(world, record["schema"], args.questions)
         server = world.serve({"FAQ_RESPONSE_CACHE_MB": "0"})
         first = ok(server.base, "GET", f"/api/v1/{ORG}/questions?q={WORST}", record["key"])
         assert first["data"], "the worst letter matches nothing: the seed is wrong"
-        found = measure(server.base, ORG, record["key"], args.seconds)
-    finally:
-        world.stop()
-    for entry in rows(found, args.questions):
-        print(
-            f"{entry['name']:<36} {entry['figure']:>8.1f} ms  ref {entry['reference']:>7.1f} ms"
-            f"  {entry['target']}  {'MET' if entry['met'] else 'MISSED'}"
-        )
-    print(json.dumps(found))
-    return 0
+        return measure(server.base, ORG, record["key"], args.seconds)
+
+    found = in_world(work)
+    return report(rows(found, args.questions), found, width=36)
 
 
 if __name__ == "__main__":
