@@ -23,6 +23,7 @@ from api.questions.sweep import purge_expired
 from api.webhooks.service import purge_deleted_webhooks_batch, purge_history_batch
 from tasks.db import worker_engine
 from tasks.jobs import PeriodicJob, register
+from tasks.org_failures import each_org
 from tasks.registry import actor
 from tenancy.audit import purge_audit_batch
 from tenancy.clock import utcnow
@@ -41,35 +42,36 @@ class PurgeIncomplete(Exception):
     pass
 
 
-async def _orgs(engine: AsyncEngine) -> list[Any]:
+async def _schemas(engine: AsyncEngine) -> dict[str, str]:
+    """Every org's schema, by org id."""
     async with shared_session(engine) as session:
-        return list(
-            (
-                await session.execute(
-                    select(Organization.id, Organization.schema_name).order_by(Organization.id)
-                )
-            ).all()
+        rows = await session.execute(
+            select(Organization.id, Organization.schema_name).order_by(Organization.id)
         )
+        return {row.id: row.schema_name for row in rows}
 
 
 async def purge_deleted(engine: AsyncEngine | None = None) -> dict[str, Any]:
     engine = engine or worker_engine()
-    orgs = await _orgs(engine)
+    schemas = await _schemas(engine)
     cutoff = utcnow() - RETENTION
-    totals = {"orgs": len(orgs), "questions": 0, "idempotencyKeys": 0, "failed": 0}
-    for org in orgs:
-        try:
-            async with tenant_session(engine, org.schema_name) as session:
-                counts = await purge_expired(session, cutoff)
-                await commit(session)
-        except Exception:
-            log.warning("purge_failed", org_id=org.id, exc_info=True)
-            totals["failed"] += 1
-            continue
-        totals["questions"] += counts["questions"]
-        totals["idempotencyKeys"] += counts["idempotencyKeys"]
+
+    async def purge_org(org_id: str) -> dict[str, int]:
+        async with tenant_session(engine, schemas[org_id]) as session:
+            counts = await purge_expired(session, cutoff)
+            await commit(session)
+        return counts
+
+    done, failed = await each_org("purge-deleted", schemas, purge_org)
+    totals = _totals(len(schemas), ("questions", "idempotencyKeys"), done, failed)
     log.info("purge_deleted", **totals)
     return totals
+
+
+def _totals(
+    orgs: int, keys: tuple[str, ...], done: list[dict[str, int]], failed: int
+) -> dict[str, int]:
+    return {"orgs": orgs, **{k: sum(c[k] for c in done) for k in keys}, "failed": failed}
 
 
 Batch = Callable[[Any, datetime, int], Awaitable[int]]
@@ -93,27 +95,20 @@ async def purge_history(engine: AsyncEngine | None = None) -> dict[str, Any]:
     now = utcnow()
     deliveries_before = now - timedelta(days=settings.faq_delivery_retention_days)
     audit_before = now - timedelta(days=settings.faq_audit_retention_days)
-    orgs = await _orgs(engine)
-    totals = {"orgs": len(orgs), "deliveries": 0, "webhooks": 0, "auditEntries": 0, "failed": 0}
-    for org in orgs:
-        try:
-            counts = {
-                "deliveries": await _in_batches(
-                    engine, org.schema_name, purge_history_batch, deliveries_before
-                ),
-                "webhooks": await _in_batches(
-                    engine, org.schema_name, purge_deleted_webhooks_batch, deliveries_before
-                ),
-                "auditEntries": await _in_batches(
-                    engine, org.schema_name, purge_audit_batch, audit_before
-                ),
-            }
-        except Exception:
-            log.warning("purge_history_failed", org_id=org.id, exc_info=True)
-            totals["failed"] += 1
-            continue
-        for key, value in counts.items():
-            totals[key] += value
+    schemas = await _schemas(engine)
+
+    async def purge_org(org_id: str) -> dict[str, int]:
+        schema = schemas[org_id]
+        return {
+            "deliveries": await _in_batches(engine, schema, purge_history_batch, deliveries_before),
+            "webhooks": await _in_batches(
+                engine, schema, purge_deleted_webhooks_batch, deliveries_before
+            ),
+            "auditEntries": await _in_batches(engine, schema, purge_audit_batch, audit_before),
+        }
+
+    done, failed = await each_org("purge-history", schemas, purge_org)
+    totals = _totals(len(schemas), ("deliveries", "webhooks", "auditEntries"), done, failed)
     log.info("purge_history", **totals)
     return totals
 

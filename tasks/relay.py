@@ -19,7 +19,7 @@ from api.webhooks.models import Webhook
 from api.webhooks.service import LIVE, NewDelivery, queue_deliveries
 from tasks.db import worker_engine
 from tasks.jobs import PeriodicJob, register
-from tasks.org_failures import org_failed
+from tasks.org_failures import each_org
 from tasks.registry import actor
 from tenancy.db import shared_session, tenant_session
 from tenancy.orgs import org_schema
@@ -94,13 +94,8 @@ async def relay_all(engine: AsyncEngine | None = None) -> dict[str, int]:
                 await session.execute(select(OutboxEvent.org_id).distinct().limit(SWEEP_MAX_ORGS))
             ).scalars()
         )
-    relayed = failed = 0
-    for org_id in org_ids:
-        try:
-            relayed += await relay_org(engine, org_id)
-        except Exception as error:  # one org's broken schema must not stop the others
-            failed += 1
-            org_failed("outbox-relay", org_id, error)
+    counts, failed = await each_org("outbox-relay", org_ids, lambda o: relay_org(engine, o))
+    relayed = sum(counts)
     if relayed or failed:
         log.info("outbox_swept", events=relayed, orgs=len(org_ids), failed=failed)
     return {"orgs": len(org_ids), "events": relayed, "failed": failed}

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from api.webhooks.dispatch import resend_after_commit
 from api.webhooks.models import Delivery, DeliverySchedule
 from tasks.db import worker_engine
-from tasks.org_failures import org_failed
+from tasks.org_failures import each_org
 from tenancy.clock import utcnow
 from tenancy.db import shared_session, tenant_session
 from tenancy.orgs import org_schema
@@ -94,13 +94,10 @@ async def redrive_overdue(engine: AsyncEngine | None = None) -> dict[str, int]:
                 )
             ).scalars()
         )
-    redriven = failed = 0
-    for org_id in org_ids:
-        try:
-            redriven += await _redrive_org(engine, org_id, cutoff)
-        except Exception as error:  # one org's broken schema must not stop the others
-            failed += 1
-            org_failed("deliveries-redrive", org_id, error)
+    counts, failed = await each_org(
+        "deliveries-redrive", org_ids, lambda o: _redrive_org(engine, o, cutoff)
+    )
+    redriven = sum(counts)
     if redriven or failed:
         log.info("deliveries_redriven", deliveries=redriven, orgs=len(org_ids), failed=failed)
     return {"orgs": len(org_ids), "deliveries": redriven, "failed": failed}
