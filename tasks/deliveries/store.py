@@ -127,7 +127,7 @@ async def claim_one(
     ).first()
     if row is None:
         return None  # unknown, or another worker is claiming it right now
-    delivery, webhook = row.tuple()
+    delivery, webhook = row._tuple()
     now = utcnow()
     if delivery.status != "pending":
         return None
