@@ -74,6 +74,12 @@ class UnsafeUrl(ValueError):
     """The URL or an address it names may not be called; the message says why."""
 
 
+class UnresolvableName(UnsafeUrl, OSError):
+    """At delivery, a name that does not resolve: refused in the words of a name that answers
+    only non-public addresses (``NOT_PUBLIC``), so the delivery log cannot map internal DNS;
+    still an ``OSError`` (a failed lookup) to its callers."""
+
+
 @dataclass(frozen=True)
 class CheckedTarget:
     """A host and the addresses a delivery may connect to (all of them checked)."""
@@ -290,8 +296,9 @@ async def resolve_checked(
     url: str, *, allow_private: bool, resolver: Resolver | None = None
 ) -> CheckedTarget:
     """The delivery check: resolve again and return the only addresses to connect to.
-    UnsafeUrl when the URL is refused, OSError when the name does not resolve (with the
-    message of a name that answers only non-public addresses)."""
+    UnsafeUrl when the URL is refused, ``UnresolvableName`` (an UnsafeUrl and an OSError, with
+    the message of a name that answers only non-public addresses) when the name does not
+    resolve."""
     parsed = parse_url(url)
     if parsed.literal is not None:
         problem = address_problem(parsed.literal, allow_private=allow_private)
@@ -302,8 +309,8 @@ async def resolve_checked(
     try:
         addresses = await (resolver or resolve)(parsed.host, parsed.port)
     except (OSError, TimeoutError, UnicodeError):
-        raise OSError(NOT_PUBLIC) from None
+        raise UnresolvableName(NOT_PUBLIC) from None
     if not addresses:
-        raise OSError(NOT_PUBLIC)
+        raise UnresolvableName(NOT_PUBLIC)
     _check_addresses(addresses, allow_private)
     return CheckedTarget(parsed.host, parsed.port, tuple(addresses))

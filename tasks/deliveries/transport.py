@@ -27,7 +27,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from cryptography.fernet import InvalidToken
 
 from api.webhooks.signing import decrypt_secret, delivery_body, signed_request
-from api.webhooks.url_safety import NOT_PUBLIC, CheckedTarget, UnsafeUrl, resolve_checked
+from api.webhooks.url_safety import CheckedTarget, UnsafeUrl, resolve_checked
 from tasks.deliveries.attempts import Claim, Outcome
 from tenancy.clock import utcnow
 from tenancy.loop_resources import peek, per_loop
@@ -174,7 +174,7 @@ async def attempt(
                     response_body = await _read_capped(response)
             finally:
                 _target.reset(reset)
-    except UnsafeUrl as exc:
+    except UnsafeUrl as exc:  # an unresolvable name too, in the same words as a private one
         error = f"refused: {exc}"
     except TimeoutError:
         if status is None:
@@ -182,13 +182,7 @@ async def attempt(
         else:
             error = "the response body did not arrive within the timeout"
     except (aiohttp.ClientError, OSError, ssl.SSLError) as exc:
-        # A name that does not resolve reads exactly like one that resolves privately: the
-        # delivery log must not let a tenant map internal DNS.
-        error = (
-            f"refused: {NOT_PUBLIC}"
-            if NOT_PUBLIC in str(exc)
-            else f"{type(exc).__name__}: {exc}"[:500]
-        )
+        error = f"{type(exc).__name__}: {exc}"[:500]
     if status is not None and 300 <= status < 400:
         error = error or "redirects are not followed"
     elif status is not None and not 200 <= status < 300:
