@@ -49,6 +49,7 @@ from tenancy.settings import Settings, get_settings
 
 log = structlog.get_logger(__name__)
 MAX_JSON_DEPTH = 32
+TITLE = "FAQ service"
 TOO_DEEP = f"The JSON body nests deeper than {MAX_JSON_DEPTH} levels."
 
 
@@ -286,10 +287,11 @@ def create_app(settings: Settings | None = None) -> Quart:
     app = FaqApp("faq")
     app.request_class = ApiRequest
     app.config.update(MAX_CONTENT_LENGTH=settings.faq_max_body_bytes)
-    configure_docs_ui(app)
+    configure_docs_ui(app, title=TITLE)
     QuartSchema(
         app,
-        info=Info(title="FAQ service", version="1.0.0"),
+        info=Info(title=TITLE, version="1.0.0"),
+        swagger_ui_path=None,  # api/docs_ui.py serves /docs
         redoc_ui_path=None,
         scalar_ui_path=None,
         security_schemes={"bearer": {"type": "http", "scheme": "bearer"}},

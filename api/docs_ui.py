@@ -2,8 +2,9 @@
 
 The static files come from the pip package ``swagger-ui-py`` (its ``swagger_ui/static``, a
 released ``swagger-ui-dist``); only the files are used, not its framework glue, so the package
-is located without being imported. quart-schema renders the ``/docs`` page and loads the
-bundle and the stylesheet from ``/docs/assets``.
+is located without being imported. The page (a full HTML document that, without JavaScript,
+says so and links the OpenAPI document) loads the bundle and the stylesheet from
+``/docs/assets``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import importlib.util
 from pathlib import Path
 
 import structlog
-from quart import Quart, Response, send_from_directory
+from quart import Quart, Response, render_template_string, send_from_directory, url_for
 from quart_schema import hide
 
 from api.errors import RouteNotFound
@@ -32,15 +33,46 @@ def _static_dir() -> Path | None:
 STATIC_DIR = _static_dir()
 
 
-def configure_docs_ui(app: Quart) -> None:
-    """Point quart-schema's page at the local assets (call before ``QuartSchema(app)``)."""
-    app.config.update(
-        QUART_SCHEMA_SWAGGER_JS_URL=f"{ASSETS_PATH}/swagger-ui-bundle.js",
-        QUART_SCHEMA_SWAGGER_CSS_URL=f"{ASSETS_PATH}/swagger-ui.css",
-    )
+PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>{{ title }}</title>
+  <link rel="stylesheet" href="{{ assets }}/swagger-ui.css">
+</head>
+<body>
+  <noscript>
+    <p>This page shows the API with Swagger UI, which needs JavaScript.
+    The OpenAPI 3.1 document it reads is at <a href="{{ openapi }}">{{ openapi }}</a>.</p>
+  </noscript>
+  <div id="swagger-ui"></div>
+  <script src="{{ assets }}/swagger-ui-bundle.js"></script>
+  <script>
+    SwaggerUIBundle({
+      url: "{{ openapi }}",
+      dom_id: "#swagger-ui",
+      deepLinking: true,
+      layout: "BaseLayout",
+      presets: [SwaggerUIBundle.presets.apis, SwaggerUIBundle.SwaggerUIStandalonePreset],
+    });
+  </script>
+</body>
+</html>
+"""
 
+
+def configure_docs_ui(app: Quart, title: str) -> None:
+    """``/docs`` and its assets (``QuartSchema`` is told not to serve its own page)."""
     if STATIC_DIR is None:
         log.warning("docs_ui_missing", hint="pip install swagger-ui-py: /docs cannot render")
+
+    @app.get("/docs")
+    @hide
+    async def docs_page() -> str:
+        return await render_template_string(
+            PAGE, title=title, assets=ASSETS_PATH, openapi=url_for("openapi")
+        )
 
     @app.get(f"{ASSETS_PATH}/<path:name>")
     @hide

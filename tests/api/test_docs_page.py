@@ -68,3 +68,26 @@ def test_the_docs_page_renders_every_resource_and_expands(
     assert requested
     outside = [u for u in requested if not u.startswith(live_server.base_url)]
     assert outside == [], outside
+
+
+def test_the_docs_page_without_javascript_says_where_the_document_is(
+    live_server: LiveServer,  # noqa: F811
+) -> None:
+    """A visitor whose browser runs no JavaScript sees why the page is empty and a link to the
+    OpenAPI document itself, which the link serves."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=_chromium(), headless=True)
+        try:
+            context = browser.new_context(java_script_enabled=False)
+            page = context.new_page()
+            page.goto(f"{live_server.base_url}/docs", wait_until="load")
+            text = page.inner_text("body")
+            assert "JavaScript" in text, text
+            link = page.locator("a[href='/openapi.json']")
+            assert link.count() == 1
+            assert page.locator("html[lang='en']").count() == 1
+            response = page.goto(f"{live_server.base_url}/openapi.json")
+            assert response is not None and response.status == 200
+            assert '"openapi": "3.1' in response.text() or '"openapi":"3.1' in response.text()
+        finally:
+            browser.close()
