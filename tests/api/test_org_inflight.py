@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -17,9 +16,9 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from billing.plans import Plan
-from tenancy.db import tenant_session
 from tenancy.settings import get_settings
 from tests.api.questions.helpers import create
+from tests.fixtures.locks import question_row_locked
 from tests.fixtures.orgs import OrgClient, make_org
 
 CAP = 2  # one write (weight 2) fills it
@@ -35,29 +34,6 @@ async def capped_app() -> AsyncIterator[Quart]:
     app = create_app(settings)
     async with app.test_app():
         yield app
-
-
-@asynccontextmanager
-async def row_locked(engine: AsyncEngine, org: OrgClient, question_id: str) -> AsyncIterator[None]:
-    """Another connection holds the question's row: a PATCH of it waits (stays in progress)."""
-    locked = asyncio.Event()
-    release = asyncio.Event()
-
-    async def hold() -> None:
-        async with tenant_session(engine, org.info.schema_name) as session, session.begin():
-            await session.execute(
-                text("SELECT id FROM questions WHERE id = :id FOR UPDATE"), {"id": question_id}
-            )
-            locked.set()
-            await release.wait()
-
-    holder = asyncio.create_task(hold())
-    await asyncio.wait_for(locked.wait(), 10)
-    try:
-        yield
-    finally:
-        release.set()
-        await holder
 
 
 async def until_waiting(engine: AsyncEngine, schema: str) -> None:
@@ -80,7 +56,7 @@ async def test_one_org_past_its_share_gets_429_while_another_org_is_served(
     noisy = await make_org(engine, client, Plan.PRO)
     quiet = await make_org(engine, client, Plan.PRO)
     question = await create(noisy, title="Held")
-    async with row_locked(engine, noisy, question["id"]):
+    async with question_row_locked(engine, noisy, question["id"]):
         held = asyncio.create_task(
             noisy.patch(f"/questions/{question['id']}", json={"title": "Moved"}, scope="write")
         )
@@ -120,7 +96,7 @@ async def test_a_request_over_the_share_waits_its_turn(
     client: Any = capped_app.test_client()
     org = await make_org(engine, client, Plan.PRO)
     question = await create(org, title="Held")
-    async with row_locked(engine, org, question["id"]):
+    async with question_row_locked(engine, org, question["id"]):
         held = asyncio.create_task(
             org.patch(f"/questions/{question['id']}", json={"title": "Moved"}, scope="write")
         )
@@ -151,7 +127,7 @@ async def test_no_slot_leaks_after_errors_or_an_abandoned_request(
         r = await org.post("/questions", json={"title": "x"}, scope="read")
         assert r.status_code == 403
     # A request abandoned by its client while it waits on a lock.
-    async with row_locked(engine, org, question["id"]):
+    async with question_row_locked(engine, org, question["id"]):
         abandoned = asyncio.create_task(
             org.patch(f"/questions/{question['id']}", json={"title": "Gone"}, scope="write")
         )

@@ -17,6 +17,7 @@ from billing.plans import Plan
 from tenancy.db import tenant_session
 from tenancy.settings import Settings, get_settings
 from tests.api.questions.helpers import create
+from tests.fixtures.locks import question_row_locked
 from tests.fixtures.orgs import make_org
 
 TIMEOUT_MS = 300
@@ -40,20 +41,7 @@ async def test_a_statement_past_the_timeout_is_a_clean_503(
     question = await create(org, title="Before the lock")
     # Another connection holds the row: the PATCH's statement waits on the lock, past the
     # timeout (a real statement running long on the server, cancelled by PostgreSQL).
-    locked = asyncio.Event()
-    release = asyncio.Event()
-
-    async def hold_the_row() -> None:
-        async with tenant_session(engine, org.info.schema_name) as session, session.begin():
-            await session.execute(
-                text("SELECT id FROM questions WHERE id = :id FOR UPDATE"), {"id": question["id"]}
-            )
-            locked.set()
-            await release.wait()
-
-    holder = asyncio.create_task(hold_the_row())
-    await locked.wait()
-    try:
+    async with question_row_locked(engine, org, question["id"]):
         # Bounded here: without a timeout the PATCH would wait for the lock forever.
         r = await asyncio.wait_for(
             org.patch(
@@ -61,9 +49,6 @@ async def test_a_statement_past_the_timeout_is_a_clean_503(
             ),
             10,
         )
-    finally:
-        release.set()
-        await holder
     assert r.status_code == 503, await r.get_json()
     body = await r.get_json()
     assert body["error"]["code"] == "service_unavailable"
@@ -84,26 +69,10 @@ async def test_a_slow_read_is_cut_at_the_timeout(impatient_app: Quart, engine: A
     client: Any = impatient_app.test_client()
     org = await make_org(engine, client, Plan.STARTER)
     question = await create(org)
-    release = asyncio.Event()
-    locked = asyncio.Event()
-
-    async def hold_the_row() -> None:
-        async with tenant_session(engine, org.info.schema_name) as session, session.begin():
-            await session.execute(
-                text("SELECT id FROM questions WHERE id = :id FOR UPDATE"), {"id": question["id"]}
-            )
-            locked.set()
-            await release.wait()
-
-    holder = asyncio.create_task(hold_the_row())
-    await locked.wait()
     loop = asyncio.get_running_loop()
-    started = loop.time()
-    try:
+    async with question_row_locked(engine, org, question["id"]):
+        started = loop.time()
         r = await asyncio.wait_for(org.delete(f"/questions/{question['id']}", scope="write"), 10)
-    finally:
-        release.set()
-        await holder
     elapsed = loop.time() - started
     assert r.status_code == 503
     assert elapsed < 3.0, elapsed

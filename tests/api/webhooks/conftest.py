@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -52,3 +54,14 @@ async def deliveries_of(org: OrgClient, webhook_id: str) -> list[dict[str, Any]]
     assert r.status_code == 200, await r.get_data()
     items: list[dict[str, Any]] = (await r.get_json())["data"]
     return items
+
+
+async def wait_until(predicate: Any, timeout: float = 20) -> Any:
+    """Await ``predicate()`` every 0.1 s until it returns something truthy, and return that."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = await predicate()
+        if result:
+            return result
+        await asyncio.sleep(0.1)
+    raise AssertionError("condition not met in time")

@@ -13,22 +13,12 @@ from typing import Any
 import pytest
 import stripe
 
-from tests.api.webhooks.conftest import create_webhook, deliveries_of
+from tests.api.webhooks.conftest import create_webhook, deliveries_of, wait_until
 from tests.fixtures.receiver import Answer, Endpoint, Processes, Receiver
 
 pytestmark = pytest.mark.usefixtures("processes")
 
 CATEGORY_EVENTS = ["category.created", "category.updated", "category.deleted"]
-
-
-async def wait_until(predicate: Any, timeout: float = 15) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = await predicate()
-        if result:
-            return result
-        await asyncio.sleep(0.1)
-    raise AssertionError("condition not met in time")
 
 
 async def delivery_where(org, webhook_id: str, check: Any, timeout: float = 15) -> dict[str, Any]:

@@ -4,28 +4,17 @@ replay already re-sent is left alone, so repeated calls cannot multiply the rows
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from tests.api.webhooks.conftest import create_webhook, deliveries_of
+from tests.api.webhooks.conftest import create_webhook, deliveries_of, wait_until
 from tests.fixtures.orgs import OrgClient
 from tests.fixtures.receiver import Answer, Receiver
 
 pytestmark = pytest.mark.usefixtures("processes")
-
-
-async def wait_until(predicate: Any, timeout: float = 20) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = await predicate()
-        if result:
-            return result
-        await asyncio.sleep(0.1)
-    raise AssertionError("condition not met in time")
 
 
 async def settled(org: OrgClient, webhook_id: str, count: int) -> list[dict[str, Any]]:
