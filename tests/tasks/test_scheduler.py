@@ -52,7 +52,8 @@ def test_a_killed_scheduler_is_replaced(tmp_path: Path) -> None:
             lambda: "scheduler_lock_acquired" in (tmp_path / "second.log").read_text(), 15
         )
         assert client.get(LOCK_NAME) not in (None, holder)
-        assert "job_enqueued" in (tmp_path / "second.log").read_text()
+        # The new holder enqueues the jobs right after it logs the lock (a line later).
+        assert wait_for(lambda: "job_enqueued" in (tmp_path / "second.log").read_text(), 5)
     finally:
         for process in (first, second):
             if process is not None and process.poll() is None:
