@@ -157,7 +157,16 @@ async def bind_request_to_org() -> Response | None:
                 )
     if not grants(list(key.scopes), required):
         raise InsufficientScope(f"This operation requires the {required!r} scope.")
-    g.org = OrgContext(org.id, org.slug, org.plan, org.schema_name, key.fingerprint, key.scopes)
+    g.org = OrgContext(
+        org.id,
+        org.slug,
+        org.plan,
+        org.schema_name,
+        key.fingerprint,
+        key.scopes,
+        org.default_locale,
+        org.locales,
+    )
     if cacheable and ext.cache is not None and decision is not None:
         if generation is None:
             generation = await initial_generation(org.schema_name)

@@ -15,6 +15,8 @@ class OrgContext:
     schema_name: str
     key_fingerprint: str
     scopes: tuple[str, ...]
+    default_locale: str = "en"  # BCP 47, canonical case; one of ``locales``
+    locales: tuple[str, ...] = ("en",)
 
     @property
     def actor(self) -> Actor:

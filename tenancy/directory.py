@@ -61,6 +61,8 @@ class OrgRecord:
     slug: str
     plan: str  # a plan name (billing/plans.py)
     schema_name: str
+    default_locale: str = "en"
+    locales: tuple[str, ...] = ("en",)
 
 
 class Directory:
@@ -156,12 +158,16 @@ class Directory:
                         Organization.slug,
                         Organization.plan,
                         Organization.schema_name,
+                        Organization.default_locale,
+                        Organization.locales,
                     ).where(Organization.slug == slug)
                 )
             ).first()
         if row is None:
             return None
-        record = OrgRecord(row.id, row.slug, row.plan, row.schema_name)
+        record = OrgRecord(
+            row.id, row.slug, row.plan, row.schema_name, row.default_locale, tuple(row.locales)
+        )
         if self._invalidations == epoch:
             self._orgs[slug] = (started, record)
         return record

@@ -22,6 +22,9 @@ class Organization(SharedBase):
     # The tenant migration head this org's schema is at: `faq migrate` reads it in one query.
     schema_revision: Mapped[str | None] = mapped_column(String(64))
     stripe_customer_id: Mapped[str | None] = mapped_column(String(255), unique=True)
+    # BCP 47 tags in canonical case; the default is one of ``locales`` (issue 15).
+    default_locale: Mapped[str] = mapped_column(String(35), server_default="en")
+    locales: Mapped[list[str]] = mapped_column(ARRAY(String(35)), server_default="{en}")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 

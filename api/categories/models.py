@@ -21,6 +21,8 @@ class Category(TenantBase):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     slug: Mapped[str] = mapped_column(String(100))
     name: Mapped[str] = mapped_column(String(200))
+    # The language of name and description: the org's default locale when it was created.
+    locale: Mapped[str] = mapped_column(String(35))
     description: Mapped[str | None] = mapped_column(Text)
     sort_order: Mapped[int] = mapped_column(Integer, default=0)
     parent_id: Mapped[str | None] = mapped_column(ForeignKey("tenant.categories.id"))

@@ -53,6 +53,7 @@ class MergeBody(RequestBody):
 class CategoryOut(ResponseModel):
     id: str
     slug: str
+    locale: str  # the language of name and description as served (read-only)
     name: str
     description: str | None
     order: int
@@ -89,6 +90,7 @@ def category_public(c: Any, question_count: int) -> dict[str, Any]:
     return {
         "id": c.id,
         "slug": c.slug,
+        "locale": c.locale,
         "name": c.name,
         "description": c.description,
         "order": c.sort_order,

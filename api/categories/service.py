@@ -232,6 +232,7 @@ async def create_category(
         {
             "id": category_id,
             "slug": body.slug,
+            "locale": org.default_locale,
             "name": body.name,
             "description": body.description,
             "sort_order": body.order,

@@ -23,6 +23,8 @@ class Question(TenantBase):
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     slug: Mapped[str] = mapped_column(String(200))
+    # The language of title and answer: the org's default locale when it was created.
+    locale: Mapped[str] = mapped_column(String(35))
     title: Mapped[str] = mapped_column(String(500))
     answer: Mapped[str] = mapped_column(Text)
     status: Mapped[str] = mapped_column(String(12))

@@ -26,6 +26,7 @@ from tenancy.ids import looks_like_id
 PUBLIC_COLUMNS: tuple[Any, ...] = (
     Question.id,
     Question.slug,
+    Question.locale,
     Question.title,
     Question.answer,
     Question.status,

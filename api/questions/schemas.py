@@ -58,6 +58,7 @@ class RevisionListQuery(QueryArgs):
 class QuestionOut(ResponseModel):
     id: str
     slug: str
+    locale: str  # the language of title and answer as served (read-only)
     title: str
     answer: str
     status: Status
@@ -98,6 +99,7 @@ def question_public(q: Question | Row[Any]) -> dict[str, Any]:
     return {
         "id": q.id,
         "slug": q.slug,
+        "locale": q.locale,
         "title": q.title,
         "answer": q.answer,
         "status": q.status,

@@ -68,6 +68,7 @@ async def create_question(
         {
             "id": new_id("q"),
             "slug": body.slug,
+            "locale": org.default_locale,
             "title": body.title,
             "answer": body.answer,
             "status": status,

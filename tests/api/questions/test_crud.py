@@ -30,9 +30,11 @@ async def test_create_returns_the_question(org):
     assert q["order"] == 0
     assert q["publishedAt"] is None and q["scheduledPublishAt"] is None
     assert q["createdAt"].endswith("Z") and q["createdAt"] == q["updatedAt"]
+    assert q["locale"] == "en"  # the org's default locale (issue 15)
     assert set(q) == {
         "id",
         "slug",
+        "locale",
         "title",
         "answer",
         "status",
