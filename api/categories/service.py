@@ -251,13 +251,15 @@ async def create_category(
     return public
 
 
-async def create_default_category(session: AsyncSession) -> None:
-    """The org's default category, made with its schema (CONTRACT section 4)."""
+async def create_default_category(session: AsyncSession, locale: str = "en") -> None:
+    """The org's default category, made with its schema (CONTRACT section 4), in the org's
+    default locale."""
     now = utcnow()
     await session.execute(
         insert(Category).values(
             id=new_id("cat"),
             slug=DEFAULT_SLUG,
+            locale=locale,
             name=DEFAULT_NAME,
             description=None,
             sort_order=0,
