@@ -40,6 +40,13 @@ def weighted_vector(primary: str | None, secondary: str | None) -> ColumnElement
     return _vector(primary, "A").op("||")(_vector(secondary, "B"))
 
 
+def text_vector(locale: str, primary: str | None, secondary: str | None) -> ColumnElement[str]:
+    """The search vector of text written in ``locale`` (questions, categories, translations
+    all index through here; the language-aware configuration is chosen from ``locale``)."""
+    del locale  # every language is indexed with ``simple`` until stemming per language lands
+    return weighted_vector(primary, secondary)
+
+
 def tsquery(query: str) -> ColumnElement[str]:
     return func.to_tsquery(SIMPLE, cast(literal(query), Text))
 
