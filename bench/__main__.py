@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import load, seed
+from bench.cpu import describe
 from bench.http import ok
 from bench.services import FSYNC, ROOT, World, backend_rss_kb
 
@@ -84,6 +85,8 @@ class Bench:
             f"  ratio {entry['ratio']!s:>7}  {target:<22} {flag}",
             flush=True,
         )
+        if "cpu_s_per_1k" in extra:
+            print(f"    {describe(extra['cpu_s_per_1k'])}", flush=True)
 
     def log(self, message: str) -> None:
         print(f"[{time.monotonic() - self.started:7.1f}s] {message}", flush=True)
@@ -484,6 +487,9 @@ class Bench:
                 ("migrate", self.row_migrate_noop),
                 ("sweep", self.row_sweep),
                 ("deliveries", self.row_deliveries),
+                # issue 14: hot paths with CPU per request per process, delivery rate
+                ("hot", self.rows_of("hot_paths", "hot_path_rows")),
+                ("rate", self.rows_of("delivery_rate", "delivery_rate_rows")),
                 # issue 13: one tenant must not hurt the others
                 ("auth", self.rows_of("auth_flood", "auth_flood_rows")),
                 ("search", self.rows_of("search_cost", "search_cost_rows")),

@@ -166,3 +166,50 @@ def run_wrk(
         requests=data["requests"],
         errors=errors,
     )
+
+
+def mixed_script(
+    gets: Sequence[tuple[str, dict[str, str]]],
+    post_path: str,
+    post_headers: dict[str, str],
+    body_template: str,
+    post_every: int = 10,
+) -> str:
+    """Reads and writes mixed on each connection: every ``post_every``-th request is a POST
+    with a unique body (``@N@`` in the template becomes a counter), the others walk ``gets``
+    (path, headers) round-robin from a random start. ``post_every=10``: 90% GET, 10% POST."""
+    lines = ["local raw = {"]
+    for path, headers in gets:
+        hdrs = ", ".join(f"[{_lua_string(k)}] = {_lua_string(v)}" for k, v in headers.items())
+        lines.append(f"  {{{_lua_string(path)}, {{{hdrs}}}}},")
+    lines.append("}")
+    post_hdrs = ", ".join(f"[{_lua_string(k)}] = {_lua_string(v)}" for k, v in post_headers.items())
+    lines.append(
+        f"""
+local post_path = {_lua_string(post_path)}
+local post_headers = {{{post_hdrs}}}
+local template = {_lua_string(body_template)}
+local every = {int(post_every)}
+local reqs = {{}}
+local i = 0
+local n = 0
+local tag = ""
+init = function(args)
+  for k, r in ipairs(raw) do reqs[k] = wrk.format("GET", r[1], r[2], nil) end
+  math.randomseed(os.time() + os.clock() * 1000000)
+  i = math.random(#reqs)
+  n = math.random(every) - 1
+  tag = tostring(math.random(1, 1000000000))
+end
+request = function()
+  n = n + 1
+  if n % every == 0 then
+    local body = string.gsub(template, "@N@", tag .. "-" .. n)
+    return wrk.format("POST", post_path, post_headers, body)
+  end
+  i = (i % #reqs) + 1
+  return reqs[i]
+end
+"""
+    )
+    return "\n".join(lines) + DONE

@@ -1,0 +1,157 @@
+"""Issue 14's delivery rows, reusing ``bench/deliveries.py`` (``make_org_with_webhook(s)``,
+``emit``, ``burst``, ``steady``) against the bench's PostgreSQL and Redis, with one
+``faq worker`` process (1 process, 8 threads) and a TLS keep-alive receiver on 127.0.0.1:
+
+- deliveries/s: a burst of events to one org with ``FANOUT`` webhooks (each event fans out to
+  all of them, so the worker, not the 8 committing connections, is the limit), deliveries per
+  second from the first commit to the last receipt, and the worker's CPU (its process tree,
+  from /proc) per delivery over the same span: >= 1,500/s and <= 0.5 ms each;
+- p99 commit-to-receipt at 200 events/s to one webhook: < 250 ms.
+
+``delivery_rate_rows(bench)`` returns the rows (``Bench.row(**entry)``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import ssl
+import sys
+import time
+from typing import Any
+
+from bench import deliveries as d
+from bench.cpu import Meter
+
+FANOUT = 10
+RATE = 200.0
+TARGET_RATE = 1500.0
+TARGET_CPU_MS = 0.5
+TARGET_P99_MS = 250.0
+
+
+class CountingReceiver(d.Receiver):
+    """``deliveries.Receiver`` (TLS, keep-alive, answers 200 at once) that also accepts payloads
+    without ``data.seq`` (question events): counted in ``requests``/``ids``; only events that
+    carry a ``seq`` (``deliveries.emit``) go into ``first_seen``."""
+
+    def _run(self) -> None:
+        import orjson
+        from aiohttp import web
+
+        async def handle(request: web.Request) -> web.Response:
+            body = await request.read()
+            now = time.time()
+            self.requests += 1
+            delivery_id = request.headers.get("X-Service-Delivery-Id", "")
+            self.ids.add(delivery_id)
+            data = orjson.loads(body).get("data")
+            seq = data.get("seq") if isinstance(data, dict) else None
+            if isinstance(seq, int) and delivery_id not in self.first_seen:
+                self.first_seen[delivery_id] = (now, seq)
+            return web.Response(text="ok")
+
+        async def main() -> None:
+            app = web.Application()
+            app.router.add_post("/{name}", handle)
+            runner = web.AppRunner(app, access_log=None)
+            await runner.setup()
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            self.cert.configure_cert(context)
+            site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context, backlog=1024)
+            await site.start()
+            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            self._ready.set()
+            await asyncio.Event().wait()
+
+        self._loop = asyncio.new_event_loop()
+        self._loop.run_until_complete(main())
+
+
+def spawn_worker(world: Any, receiver: d.Receiver) -> Any:
+    """One ``faq worker`` (1 process, 8 threads) trusting the receiver's CA."""
+    return world.spawn(
+        [sys.executable, "-m", "tasks.cli", "worker", "--processes", "1", "--threads", "8"],
+        f"worker-{time.monotonic_ns()}.log",
+        {"FAQ_WEBHOOK_CA_BUNDLE": str(receiver.ca_path), "FAQ_LOG_LEVEL": "WARNING"},
+    )
+
+
+async def _run(bench: Any) -> dict[str, Any]:
+    from bench.services import stop_process
+    from tenancy.db import make_engine
+    from tenancy.settings import get_settings
+
+    quick = bench.quick
+    receiver = CountingReceiver(bench.world.tmp).start()
+    os.environ["FAQ_WEBHOOK_CA_BUNDLE"] = str(receiver.ca_path)
+    get_settings.cache_clear()
+    engine = make_engine(get_settings(), pool_size=10)
+    worker = spawn_worker(bench.world, receiver)
+    meter = Meter({"worker": [worker.pid]})
+    out: dict[str, Any] = {}
+    try:
+        one = await d.make_org_with_webhook(engine, receiver.url("rate-one"))
+        fan = await d.make_org_with_webhooks(
+            engine, [receiver.url(f"rate-fan{i}") for i in range(FANOUT)]
+        )
+        await d.burst(engine, receiver, [fan], 20, per_event=FANOUT)  # warm: imports, TLS
+        events = 300 if quick else 1500
+        stats: dict[str, float] = {}
+        before = meter.sample()
+        out["rate"] = await d.burst(engine, receiver, [fan], events, stats, per_event=FANOUT)
+        after = meter.sample()
+        out["deliveries"] = events * FANOUT
+        out["commit_rate"] = stats["commit_rate"]
+        out["cpu_ms"] = (after["worker"] - before["worker"]) * 1000 / out["deliveries"]
+
+        receiver.first_seen.clear()
+        seconds = 5.0 if quick else 20.0
+        before = meter.sample()
+        latencies = await d.steady(engine, receiver, one, RATE, seconds)
+        after = meter.sample()
+        out["latency_events"] = len(latencies)
+        out["latency_p50"] = d.percentile(latencies, 50)
+        out["latency_p99"] = d.percentile(latencies, 99)
+        out["latency_cpu_ms"] = (after["worker"] - before["worker"]) * 1000 / len(latencies)
+    except SystemExit as exc:  # deliveries.wait_received gives up with SystemExit
+        raise RuntimeError(str(exc)) from None
+    finally:
+        stop_process(worker)
+        await engine.dispose()
+    return out
+
+
+def delivery_rate_rows(bench: Any) -> list[dict[str, Any]]:
+    """For ``bench/__main__.py``: ``("rate", self.rows_of("delivery_rate",
+    "delivery_rate_rows"))``."""
+    out = asyncio.run(_run(bench))
+    rate, cpu_ms = out["rate"], out["cpu_ms"]
+    return [
+        {
+            "name": "deliveries/s, 1 worker (issue 14)",
+            "measured_as": f"{out['deliveries']} deliveries ({FANOUT} webhooks per event), "
+            f"TLS keep-alive receiver; worker CPU {cpu_ms:.2f} ms/delivery",
+            "figure": rate,
+            "reference": TARGET_RATE,
+            "unit": "dlv/s",
+            "target": f">= {TARGET_RATE:,.0f}/s, <= {TARGET_CPU_MS} ms CPU",
+            "met": rate >= TARGET_RATE and cpu_ms <= TARGET_CPU_MS,
+            "ratio": rate / TARGET_RATE,
+            "worker_cpu_ms_per_delivery": round(cpu_ms, 3),
+            "commit_rate_per_s": round(out["commit_rate"], 1),
+        },
+        {
+            "name": f"delivery p99 at {RATE:.0f} events/s",
+            "measured_as": f"commit to receipt, {out['latency_events']} events, 1 webhook; "
+            f"worker CPU {out['latency_cpu_ms']:.2f} ms/delivery",
+            "figure": out["latency_p99"],
+            "reference": TARGET_P99_MS,
+            "unit": "ms",
+            "target": f"< {TARGET_P99_MS:.0f} ms",
+            "met": out["latency_p99"] < TARGET_P99_MS,
+            "ratio": out["latency_p99"] / TARGET_P99_MS,
+            "p50_ms": round(out["latency_p50"], 1),
+            "worker_cpu_ms_per_delivery": round(out["latency_cpu_ms"], 3),
+        },
+    ]
