@@ -19,12 +19,26 @@ from typing import Any, NoReturn, TypeVar, cast
 from quart import Response, current_app, g, request
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from api.errors import InsufficientScope, OrgNotFound, RateLimited, Unauthorized
+from api.errors import (
+    InsufficientScope,
+    OrgNotFound,
+    RateLimited,
+    Unauthorized,
+    ValidationFailed,
+    field_error,
+)
+from api.locales import LocaleNotEnabled, negotiate
 from api.org_inflight import Slot
 from api.org_inflight import for_app as org_inflight
 from api.pagination import CursorCodec
 from api.rate_limit import RateDecision, RateLimiter
-from api.response_cache import CACHEABLE_ENDPOINTS, ResponseCache, cache_key, has_next_page
+from api.response_cache import (
+    CACHEABLE_ENDPOINTS,
+    LOCALIZED_ENDPOINTS,
+    ResponseCache,
+    cache_key,
+    has_next_page,
+)
 from tenancy.context import OrgContext
 from tenancy.db import tenant_session
 from tenancy.directory import Directory
@@ -34,6 +48,7 @@ from tenancy.settings import Settings
 from tenancy.transactions import commit, discard_after_commit
 
 F = TypeVar("F", bound=Callable[..., Any])
+CACHED_HEADERS = ("Content-Language",)  # headers of a cached body that depend on it
 SCOPE_ATTRIBUTE = "_faq_required_scope"
 
 
@@ -74,6 +89,31 @@ def current_org() -> OrgContext:
 def db() -> AsyncSession:
     session: AsyncSession = g.db
     return session
+
+
+def chosen_locale() -> str:
+    """The locale this read is served in (``negotiate_locale``); the org's default for
+    requests that do not negotiate one."""
+    locale: str | None = g.get("locale")
+    return locale if locale is not None else current_org().default_locale
+
+
+def negotiate_locale(org: OrgContext) -> str:
+    """The locale of a read of questions or categories (``api.locales.negotiate``): kept in
+    ``g.locale``; ``Vary: Accept-Language`` when that header chose it. A ``?locale=`` not
+    enabled for the org is 400 ``validation_failed`` (field ``locale``)."""
+    try:
+        chosen = negotiate(
+            request.args.get("locale"), request.accept_languages, org.locales, org.default_locale
+        )
+    except LocaleNotEnabled:
+        raise ValidationFailed(
+            "The locale is not enabled for this organization.",
+            details=field_error("locale", "not an enabled locale"),
+        ) from None
+    g.locale = chosen.locale
+    g.vary_language = chosen.varies
+    return chosen.locale
 
 
 def cursors() -> CursorCodec:
@@ -167,16 +207,19 @@ async def bind_request_to_org() -> Response | None:
         org.default_locale,
         org.locales,
     )
+    locale = negotiate_locale(g.org) if request.endpoint in LOCALIZED_ENDPOINTS else ""
     if cacheable and ext.cache is not None and decision is not None:
         if generation is None:
             generation = await initial_generation(org.schema_name)
         if generation is not None:
             path, variant = cache_key(
-                request.path, request.args.items(multi=True), request.full_path
+                request.path, request.args.items(multi=True), request.full_path, locale
             )
-            body = ext.cache.get(org.schema_name, path, generation, variant)
-            if body is not None:
-                return Response(body, content_type="application/json")
+            cached = ext.cache.get(org.schema_name, path, generation, variant)
+            if cached is not None:
+                return Response(
+                    cached.body, content_type="application/json", headers=dict(cached.headers)
+                )
             g.cache_slot = (org.schema_name, path, generation, variant)
     # Past the cache: what reaches PostgreSQL waits for a place in the org's share.
     await take_org_slot(org.id)
@@ -209,6 +252,8 @@ async def finish_request_transaction(response: Response) -> Response:
             response = cast(Response, await current_app.make_response(answer))
     for name, value in g.get("rate_headers", {}).items():
         response.headers.setdefault(name, value)
+    if g.get("vary_language"):
+        response.vary.add("Accept-Language")
     return response
 
 
@@ -225,7 +270,12 @@ async def end_transaction(session: AsyncSession, response: Response) -> Response
                 # A page with a next cursor serves only its own spelling of q (the cursor is
                 # signed for it).
                 shared = not slot[3] or not has_next_page(body)
-                cache.put(slot[0], slot[1], slot[2], body, slot[3], shared=shared)
+                kept = tuple(
+                    (name, response.headers[name])
+                    for name in CACHED_HEADERS
+                    if name in response.headers
+                )
+                cache.put(slot[0], slot[1], slot[2], body, slot[3], shared=shared, headers=kept)
         else:
             discard_after_commit(session)
             await session.rollback()

@@ -141,3 +141,15 @@ class WebhookInactive(ServiceError):
     status = 409
     code = "webhook_inactive"
     message = "The webhook is inactive: activate it (PATCH active: true) to send deliveries."
+
+
+class TranslationNotFound(ServiceError):
+    status = 404
+    code = "translation_not_found"
+    message = "No translation of this resource in that locale."
+
+
+class LocaleInUse(ServiceError):
+    status = 409
+    code = "locale_in_use"
+    message = "The locale still has translations; delete them before removing the locale."

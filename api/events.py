@@ -14,4 +14,8 @@ EVENT_CATALOG = (
     "category.created",
     "category.updated",
     "category.deleted",
+    "question.translation.updated",
+    "question.translation.deleted",
+    "category.translation.updated",
+    "category.translation.deleted",
 )

@@ -31,6 +31,8 @@ TAGS = {
     "questions": "Questions, their revisions and search",
     "webhooks": "Webhooks and their deliveries",
     "billing": "The plan, Stripe checkout and portal, Stripe's events",
+    "settings": "The organization's settings: its locales",
+    "translations": "Translation files (XLIFF 1.2) of every question and category",
     "operations": "Health, readiness and metrics",
 }
 
@@ -63,6 +65,7 @@ class FaqOpenAPIProvider(OpenAPIProvider):
         for path, operations in schema["paths"].items():
             for operation in operations.values():
                 operation.setdefault("tags", [tag_of(path)])
+            _xliff_bodies(path, operations)
             if not path.startswith(("/api/v1", "/billing")):
                 continue
             for method, operation in operations.items():
@@ -72,3 +75,17 @@ class FaqOpenAPIProvider(OpenAPIProvider):
                 for status, description in ERROR_STATUSES.items():
                     responses.setdefault(status, {"description": description, **error})
         return schema
+
+
+XLIFF = {"application/xliff+xml": {"schema": {"type": "string", "format": "binary"}}}
+
+
+def _xliff_bodies(path: str, operations: dict[str, Any]) -> None:
+    """The translation files travel as XLIFF documents, not JSON."""
+    if path.endswith("/translations/export") and "get" in operations:
+        operations["get"].setdefault("responses", {})["200"] = {
+            "description": "An XLIFF 1.2 document",
+            "content": XLIFF,
+        }
+    if path.endswith("/translations/import") and "post" in operations:
+        operations["post"]["requestBody"] = {"required": True, "content": XLIFF}

@@ -12,6 +12,9 @@ process, keyed on the org's content generation (``tenancy/generations.py``).
   it and the other parameters in a canonical order (``cache_key``). An entry records the
   spelling it was made for (its ``variant``) and is served to other spellings only when
   ``shared`` (no next-page cursor in it: a cursor is signed for the ``q`` as spelled).
+- Reads are served in a locale (``api/locales.py``: ``?locale=`` or ``Accept-Language``): the
+  key ends with the chosen locale, so a body made in ``fr`` is never served for ``de`` or the
+  default, and an entry keeps the headers that depend on the body (``Content-Language``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import json
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from api.search import prefix_query
 
@@ -32,12 +36,16 @@ CACHEABLE_ENDPOINTS = frozenset(
     }
 )
 
+# The reads served in a negotiated locale (``api.binding.negotiate_locale``).
+LOCALIZED_ENDPOINTS = CACHEABLE_ENDPOINTS
 
 MAX_Q = 200  # the list endpoints' limit on q: a longer one is refused, so never shared
 
 
-def cache_key(path: str, args: Iterable[tuple[str, str]], full_path: str) -> tuple[str, str]:
-    """The cache key of a read and its variant (``q`` as spelled, or ``""``).
+def cache_key(
+    path: str, args: Iterable[tuple[str, str]], full_path: str, locale: str = ""
+) -> tuple[str, str]:
+    """The cache key of a read in ``locale`` and its variant (``q`` as spelled, or ``""``).
 
     With a usable ``q`` (each parameter once, no cursor, a searchable word in a valid ``q``),
     the key is the path, then ``q`` normalized, then the other parameters sorted (it starts
@@ -47,13 +55,13 @@ def cache_key(path: str, args: Iterable[tuple[str, str]], full_path: str) -> tup
     params = dict(items)
     q = params.get("q")
     if q is None or "cursor" in params or len(items) != len(params) or len(q) > MAX_Q:
-        return full_path, ""
+        return f"{full_path}\x00{locale}", ""
     normalized = prefix_query(q) if "\x00" not in q else None
     if normalized is None:
-        return full_path, ""
+        return f"{full_path}\x00{locale}", ""
     others = sorted((k, v) for k, v in items if k != "q")
     canonical = "&".join(f"{k}={v}" for k, v in others)
-    return f"\x00{path}\x00{normalized}\x00{canonical}", q
+    return f"\x00{path}\x00{normalized}\x00{canonical}\x00{locale}", q
 
 
 def has_next_page(body: bytes) -> bool:
@@ -66,14 +74,22 @@ def has_next_page(body: bytes) -> bool:
         return True  # unreadable: never share it
 
 
+Headers = tuple[tuple[str, str], ...]
+
+
+class Cached(NamedTuple):
+    body: bytes
+    headers: Headers
+
+
 class ResponseCache:
     def __init__(self, max_bytes: int, ttl_seconds: float) -> None:
         self.max_bytes = max_bytes
         self.ttl = ttl_seconds
-        # (schema, key) -> (generation, body, expiry, variant, shared)
-        self._entries: OrderedDict[tuple[str, str], tuple[bytes, bytes, float, str, bool]] = (
-            OrderedDict()
-        )
+        # (schema, key) -> (generation, body, expiry, variant, shared, headers)
+        self._entries: OrderedDict[
+            tuple[str, str], tuple[bytes, bytes, float, str, bool, Headers]
+        ] = OrderedDict()
         self._bytes = 0
         self.hits = 0
         self.misses = 0
@@ -82,7 +98,7 @@ class ResponseCache:
     def enabled(self) -> bool:
         return self.max_bytes > 0
 
-    def get(self, schema: str, path: str, generation: bytes, variant: str = "") -> bytes | None:
+    def get(self, schema: str, path: str, generation: bytes, variant: str = "") -> Cached | None:
         key = (schema, path)
         entry = self._entries.get(key)
         if (
@@ -95,7 +111,7 @@ class ResponseCache:
             return None
         self._entries.move_to_end(key)
         self.hits += 1
-        return entry[1]
+        return Cached(entry[1], entry[5])
 
     def put(
         self,
@@ -106,6 +122,7 @@ class ResponseCache:
         variant: str = "",
         *,
         shared: bool = True,
+        headers: Headers = (),
     ) -> None:
         if len(body) > self.max_bytes // 8:
             return
@@ -113,7 +130,8 @@ class ResponseCache:
         old = self._entries.pop(key, None)
         if old is not None:
             self._bytes -= len(old[1])
-        self._entries[key] = (generation, body, time.monotonic() + self.ttl, variant, shared)
+        expiry = time.monotonic() + self.ttl
+        self._entries[key] = (generation, body, expiry, variant, shared, headers)
         self._bytes += len(body)
         while self._bytes > self.max_bytes and self._entries:
             _, (_, dropped, *_) = self._entries.popitem(last=False)

@@ -1,7 +1,11 @@
-"""Full-text search that is case- and accent-insensitive and matches word prefixes.
+"""Full-text search that is case- and accent-insensitive, matches word prefixes and stems
+words in the text's language.
 
-Text is folded to ASCII in Python (``anyascii``) before PostgreSQL's ``simple`` configuration
-sees it, so no extension (``unaccent``) is needed and the index stays IMMUTABLE-safe.
+Text is folded to ASCII in Python (``anyascii``) before PostgreSQL sees it, so no extension
+(``unaccent``) is needed and the index stays IMMUTABLE-safe. A vector holds the text's words
+as they are (``simple``: every word, stopwords included, so ``how`` finds "How do I …") and,
+for a language PostgreSQL stems (``CONFIGS``), their stems too; a query in that language
+matches each word by its prefix or by its stem's prefix (``tsquery``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,46 @@ def fold(text: str | None) -> str:
 
 SIMPLE: ColumnElement[str] = literal_column("'simple'::regconfig")
 
+# Languages with a PostgreSQL text search configuration (``pg_ts_config``, every supported
+# PostgreSQL version) whose text stays itself once folded to ASCII. Languages of other
+# scripts are transliterated by the folding, which their stemmers would not understand: they,
+# and every language not listed, use ``simple`` only.
+CONFIGS = {
+    "ca": "catalan",
+    "da": "danish",
+    "de": "german",
+    "en": "english",
+    "es": "spanish",
+    "eu": "basque",
+    "fi": "finnish",
+    "fr": "french",
+    "ga": "irish",
+    "hu": "hungarian",
+    "id": "indonesian",
+    "it": "italian",
+    "lt": "lithuanian",
+    "nb": "norwegian",
+    "nl": "dutch",
+    "nn": "norwegian",
+    "no": "norwegian",
+    "pt": "portuguese",
+    "ro": "romanian",
+    "sv": "swedish",
+    "tr": "turkish",
+}
+
+
+def config_for(locale: str | None) -> str | None:
+    """The stemming configuration of a locale's language (``fr-CA`` -> ``french``), or None."""
+    if not locale:
+        return None
+    return CONFIGS.get(locale.split("-")[0].lower())
+
+
+def _regconfig(name: str) -> ColumnElement[str]:
+    assert name.isalpha()  # a name of CONFIGS, never user text
+    return literal_column(f"'{name}'::regconfig")
+
 
 def searchable(text: str | None) -> str:
     """Only the words a query can name (``[a-z0-9]+`` after folding), so the parser's hosts,
@@ -28,9 +72,11 @@ def searchable(text: str | None) -> str:
     return " ".join(_WORD.findall(fold(text)))
 
 
-def _vector(text: str | None, weight: str) -> ColumnElement[str]:
+def _vector(
+    text: str | None, weight: str, config: ColumnElement[str] = SIMPLE
+) -> ColumnElement[str]:
     return func.setweight(
-        func.to_tsvector(SIMPLE, cast(literal(searchable(text)), Text)),
+        func.to_tsvector(config, cast(literal(searchable(text)), Text)),
         literal_column(f"'{weight}'"),
     )
 
@@ -42,13 +88,38 @@ def weighted_vector(primary: str | None, secondary: str | None) -> ColumnElement
 
 def text_vector(locale: str, primary: str | None, secondary: str | None) -> ColumnElement[str]:
     """The search vector of text written in ``locale`` (questions, categories, translations
-    all index through here; the language-aware configuration is chosen from ``locale``)."""
-    del locale  # every language is indexed with ``simple`` until stemming per language lands
-    return weighted_vector(primary, secondary)
+    all index through here): its words as they are (``weighted_vector``) and, for a language
+    of ``CONFIGS``, their stems, with the same weights."""
+    vector = weighted_vector(primary, secondary)
+    name = config_for(locale)
+    if name is None:
+        return vector
+    config = _regconfig(name)
+    stems = _vector(primary, "A", config).op("||")(_vector(secondary, "B", config))
+    return vector.op("||")(stems)
 
 
-def tsquery(query: str) -> ColumnElement[str]:
-    return func.to_tsquery(SIMPLE, cast(literal(query), Text))
+def _term(term: str, config: ColumnElement[str] | None) -> ColumnElement[str]:
+    simple = func.to_tsquery(SIMPLE, cast(literal(term), Text))
+    if config is None:
+        return simple
+    # A stopword of the language stems to nothing (an empty query): the word as it is decides.
+    return simple.op("||")(func.to_tsquery(config, cast(literal(term), Text)))
+
+
+def tsquery(query: str, locale: str | None = None) -> ColumnElement[str]:
+    """The query of ``prefix_query`` (``a:* & b:*``; or ``a:*A | b:*A``), in ``locale``: each
+    word matches by its prefix or, in a language of ``CONFIGS``, by its stem's prefix."""
+    name = config_for(locale)
+    if name is None:
+        return func.to_tsquery(SIMPLE, cast(literal(query), Text))
+    config = _regconfig(name)
+    joiner, combine = (" | ", "||") if " | " in query else (" & ", "&&")
+    terms = [_term(term, config) for term in query.split(joiner)]
+    combined = terms[0]
+    for term in terms[1:]:
+        combined = combined.op(combine)(term)
+    return combined
 
 
 def unranked(q: str) -> bool:

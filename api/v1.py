@@ -23,6 +23,9 @@ from api.categories.routes import categories
 from api.errors import MethodNotAllowed
 from api.questions.routes import questions
 from api.questions.rules import SLUGS as QUESTION_SLUGS
+from api.settings.routes import settings
+from api.translations.file_routes import translation_files
+from api.translations.routes import translations
 from api.webhooks.routes import webhooks
 
 api_v1 = Blueprint("api", __name__, url_prefix="/api/v1/<org>")
@@ -66,3 +69,6 @@ api_v1.register_blueprint(categories)
 api_v1.register_blueprint(questions)
 api_v1.register_blueprint(webhooks)
 api_v1.register_blueprint(billing)
+api_v1.register_blueprint(settings)
+api_v1.register_blueprint(translations)
+api_v1.register_blueprint(translation_files)

@@ -490,6 +490,11 @@ class Bench:
                 # issue 14: hot paths with CPU per request per process, delivery rate
                 ("hot", self.rows_of("hot_paths", "hot_path_rows")),
                 ("rate", self.rows_of("delivery_rate", "delivery_rate_rows")),
+                # issue 15: a read in a translated locale vs the source locale
+                ("translated", self.rows_of("translated_reads", "translated_reads_rows")),
+                # issue 18: connection set-up and the relay at many orgs
+                ("connect", self.rows_of("connect_setup", "connect_setup_rows")),
+                ("relay", self.rows_of("relay_cost", "relay_cost_rows")),
                 # issue 13: one tenant must not hurt the others
                 ("auth", self.rows_of("auth_flood", "auth_flood_rows")),
                 ("search", self.rows_of("search_cost", "search_cost_rows")),

@@ -19,13 +19,16 @@ class Caps:
     questions: int | None
     webhooks: bool  # may create webhooks at all (FREE: 403 plan_required)
     webhook_limit: int  # live (not deleted) webhooks; past it, 402 plan_limit_reached
+    locales: int | None = None  # enabled locales, the default included (issue 15); None: unlimited
 
 
 CAPS: dict[Plan, Caps] = {
-    Plan.FREE: Caps(categories=10, questions=200, webhooks=False, webhook_limit=0),
-    Plan.STARTER: Caps(categories=50, questions=2_000, webhooks=True, webhook_limit=10),
-    Plan.PRO: Caps(categories=500, questions=50_000, webhooks=True, webhook_limit=50),
-    Plan.ENTERPRISE: Caps(categories=None, questions=None, webhooks=True, webhook_limit=500),
+    Plan.FREE: Caps(categories=10, questions=200, webhooks=False, webhook_limit=0, locales=2),
+    Plan.STARTER: Caps(categories=50, questions=2_000, webhooks=True, webhook_limit=10, locales=5),
+    Plan.PRO: Caps(categories=500, questions=50_000, webhooks=True, webhook_limit=50, locales=20),
+    Plan.ENTERPRISE: Caps(
+        categories=None, questions=None, webhooks=True, webhook_limit=500, locales=None
+    ),
 }
 
 
@@ -34,7 +37,8 @@ def caps_for(plan: Plan) -> Caps:
 
 
 def cap_of(plan: Plan, resource: str) -> int | None:
-    """The cap on live ``resource`` ("categories", "questions", "webhooks"); None: unlimited."""
+    """The cap on live ``resource`` ("categories", "questions", "webhooks", "locales");
+    None: unlimited."""
     caps = CAPS[plan]
     if resource == "webhooks":
         return caps.webhook_limit

@@ -25,6 +25,7 @@ class Usage:
     categories: int  # live (not deleted)
     questions: int
     webhooks: int = 0  # live (not deleted; inactive ones count)
+    locales: int = 1  # enabled, the default included
 
 
 async def _org_row(session: AsyncSession, org_id: str) -> tuple[Plan, str | None]:
@@ -54,11 +55,13 @@ async def billing_summary(session: AsyncSession, org_id: str, usage: Usage) -> d
             "questions": caps.questions,
             "webhooks": caps.webhooks,
             "webhookLimit": caps.webhook_limit,
+            "locales": caps.locales,
         },
         "usage": {
             "categories": usage.categories,
             "questions": usage.questions,
             "webhooks": usage.webhooks,
+            "locales": usage.locales,
         },
         "customerLinked": customer_id is not None,
         "subscriptionStatus": status,

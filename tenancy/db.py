@@ -98,11 +98,67 @@ def make_engine(
         hide_parameters=True,  # exception messages (and so logs) never carry bound values
         json_serializer=_json_dumps,
         json_deserializer=orjson.loads,
-        connect_args={"server_settings": {"search_path": UNBOUND_SCHEMA}},
+        connect_args={"server_settings": SERVER_SETTINGS},
         execution_options={STATEMENT_TIMEOUT_OPTION: statement_timeout_ms},
     )
     _install_schema_free_sql(engine)
+    event.listen(engine.sync_engine, "connect", _register_array_codecs)
     return engine
+
+
+# Sent in the start-up packet of every connection (no round trip). On a Citus coordinator,
+# ``citus.override_table_visibility = off`` drops the shard-hiding filter Citus adds to every
+# catalog scan (issue 18: 52 s for one catalog query at ~150 orgs); on plain PostgreSQL it is
+# a placeholder setting and changes nothing.
+SERVER_SETTINGS = {"search_path": UNBOUND_SCHEMA, "citus.override_table_visibility": "off"}
+
+# Built-in array types, by the OIDs PostgreSQL fixes for them: asyncpg ships no codec for any
+# array and introspects each one on a connection's first use (a catalog query per type per
+# connection). Declared from these rows instead, with the element types' own codecs.
+_BUILTIN_ARRAYS = (
+    (1000, "bool", 16),
+    (1001, "bytea", 17),
+    (1005, "int2", 21),
+    (1007, "int4", 23),
+    (1016, "int8", 20),
+    (1021, "float4", 700),
+    (1022, "float8", 701),
+    (1231, "numeric", 1700),
+    (1014, "bpchar", 1042),
+    (1015, "varchar", 1043),
+    (1003, "name", 19),
+    (1115, "timestamp", 1114),
+    (1185, "timestamptz", 1184),
+    (1182, "date", 1082),
+    (1187, "interval", 1186),
+    (2951, "uuid", 2950),
+    (199, "json", 114),
+    (3807, "jsonb", 3802),
+)
+
+
+def _register_array_codecs(dbapi_conn: Any, _record: Any) -> None:
+    """A new connection: the array codecs asyncpg would otherwise introspect (``_BUILTIN_ARRAYS``),
+    declared without a query. Uses asyncpg's codec registry (what its introspection feeds)."""
+    registry = dbapi_conn.driver_connection._protocol.get_settings()
+    registry.register_data_types(
+        [
+            {
+                "oid": oid,
+                "ns": "pg_catalog",
+                "name": f"_{element}",
+                "kind": b"b",
+                "basetype": None,
+                "elemtype": element_oid,
+                "elemtype_name": element,
+                "elemdelim": b",",
+                "range_subtype": None,
+                "attrtypoids": None,
+                "attrnames": None,
+            }
+            for oid, element, element_oid in _BUILTIN_ARRAYS
+        ]
+    )
 
 
 def checked_schema_name(schema: str) -> str:

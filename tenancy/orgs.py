@@ -51,10 +51,17 @@ Seed = Callable[[AsyncSession], Awaitable[None]]
 
 
 async def provision_org(
-    engine: AsyncEngine, slug: str, name: str | None, plan: str, *, seed: Seed
+    engine: AsyncEngine,
+    slug: str,
+    name: str | None,
+    plan: str,
+    *,
+    seed: Seed,
+    locale: str = "en",
 ) -> OrgInfo:
     """One transaction: the org row, its schema at the tenant head, and ``seed``'s rows
-    (written through a session bound to the new schema)."""
+    (written through a session bound to the new schema). ``locale`` (a canonical BCP 47 tag,
+    checked by the caller) is the org's default and only locale."""
     plan = str(plan)
     if not ORG_SLUG_RE.fullmatch(slug):
         raise ValueError(f"org slug must match {ORG_SLUG_RE.pattern}")
@@ -72,6 +79,8 @@ async def provision_org(
                 plan=plan,
                 schema_name=schema,
                 schema_revision=version_tree("tenant").head,
+                default_locale=locale,
+                locales=[locale],
             )
         )
         await provision_tenant_schema(conn, schema)

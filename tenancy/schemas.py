@@ -24,6 +24,7 @@ from tenancy.db import SHARED_SCHEMA, UNBOUND_SCHEMA, checked_schema_name
 from tenancy.loop_resources import per_loop
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+SHARDING_OFF = "SET LOCAL citus.enable_schema_based_sharding TO off"
 
 
 @dataclass(frozen=True)
@@ -100,62 +101,79 @@ async def upgrade_tenant_schema(
         return await conn.run_sync(_upgrade_tenant_sync, schema, tree or version_tree("tenant"))
 
 
-_head_scripts: dict[str, str] = {}
+_head_scripts: dict[str, tuple[str, ...]] = {}
 
 
-def _offline_head_script(tree: VersionTree) -> str:
-    """The tenant tree from base to head as one SQL script (Alembic's offline mode), with
-    unqualified names: it runs with the new schema first on the search_path."""
-    buffer = io.StringIO()
+def _offline_head_statements(tree: VersionTree) -> tuple[str, ...]:
+    """The tenant tree from base to head as SQL statements, one per string (Alembic's offline
+    mode, each statement it emits kept apart), with unqualified names: they run with the new
+    schema first on the search_path."""
+    statements: list[str] = []
 
     def upgrade_steps(rev: Any, _context: Any) -> Any:
         return tree.script._upgrade_revs("head", rev)
+
+    def keep(sql: str) -> None:
+        sql = sql.strip()
+        if sql and not sql.startswith("--"):
+            statements.append(sql.removesuffix(";"))
 
     with EnvironmentContext(
         tree.config, tree.script, fn=upgrade_steps, as_sql=True, destination_rev="head"
     ) as env:
         env.configure(
             dialect_name="postgresql",
-            output_buffer=buffer,
+            output_buffer=io.StringIO(),
             transactional_ddl=False,
             literal_binds=True,
         )
+        env.get_context().impl.static_output = keep  # type: ignore[method-assign,assignment]
         with env.begin_transaction():
             env.run_migrations()
-    lines = [line for line in buffer.getvalue().splitlines() if not line.startswith("--")]
-    return "\n".join(lines)
+    return tuple(statements)
 
 
 async def provision_tenant_schema(
     conn: AsyncConnection, schema: str, tree: VersionTree | None = None
 ) -> None:
-    """Create a new org's schema at the tenant head in the caller's transaction, in one round
-    trip: the same DDL Alembic would run step by step (its offline script, rendered once per
-    process), so ``faq orgs create`` stays fast with any number of orgs."""
+    """Create a new org's schema at the tenant head in the caller's transaction: the same DDL
+    Alembic would run step by step (its offline script, rendered once per process).
+
+    One statement per query string: Citus propagates a distributed schema's DDL to the node
+    holding it by query string, and a node refuses a string of several commands. On plain
+    PostgreSQL the round trips cost little (``docs/scaling.md``: org creation p95 measured
+    before and after), so there is one code path for both."""
     tree = tree or version_tree("tenant")
     key = str(tree.script.dir)
     if key not in _head_scripts:
         async with _alembic_lock():
-            _head_scripts[key] = _offline_head_script(tree)
+            _head_scripts[key] = _offline_head_statements(tree)
     checked_schema_name(schema)
-    script = (
-        f'CREATE SCHEMA "{schema}";\n'
-        f'SET LOCAL search_path TO "{schema}";\n'
-        f"{_head_scripts[key]}\n"
-        f"SET LOCAL search_path TO {UNBOUND_SCHEMA};"
-    )
+    # Through SQLAlchemy first: it opens the driver's transaction if the caller's has not
+    # sent anything yet (the statements below must not run in autocommit).
+    await conn.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
     raw = await conn.get_raw_connection()
-    await raw.driver_connection.execute(script)  # type: ignore[union-attr]
+    driver = raw.driver_connection
+    assert driver is not None and driver.is_in_transaction()
+    await driver.execute(f'SET LOCAL search_path TO "{schema}"')
+    for statement in _head_scripts[key]:
+        await driver.execute(statement)
+    await driver.execute(f"SET LOCAL search_path TO {UNBOUND_SCHEMA}")
 
 
-async def upgrade_shared_schema(engine: AsyncEngine) -> list[str]:
+async def upgrade_shared_schema(engine: AsyncEngine, tree: VersionTree | None = None) -> list[str]:
     async with engine.begin() as conn:
         # Serialize concurrent `faq migrate` runs (e.g. two Helm hook retries).
         await conn.execute(text("SELECT pg_advisory_xact_lock(872301)"))
+        # On Citus with schema-based sharding on (the role's default, docs/scaling.md), any
+        # CREATE SCHEMA, even IF NOT EXISTS on an existing one, would make `shared` and
+        # `unbound` distributed tenant schemas. Off for this transaction only; plain
+        # PostgreSQL takes it as a placeholder setting and ignores it.
+        await conn.exec_driver_sql(SHARDING_OFF)
         await conn.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {SHARED_SCHEMA}")
         await conn.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {UNBOUND_SCHEMA}")
         async with _alembic_lock():
-            return await conn.run_sync(_upgrade, version_tree("shared"), SHARED_SCHEMA)
+            return await conn.run_sync(_upgrade, tree or version_tree("shared"), SHARED_SCHEMA)
 
 
 @dataclass

@@ -85,6 +85,23 @@ def test_bad_input_is_refused_with_nonzero_exit() -> None:
     assert again.returncode == 1 and "already exists" in again.stderr
 
 
+async def test_orgs_create_with_a_locale_serves_it(client: Any) -> None:
+    slug = unique_slug("locale")
+    created = faq("orgs", "create", slug, "--locale", "pt-br", "--json")
+    assert created.returncode == 0, created.stderr
+    key = json.loads(faq("keys", "create", slug, "--scopes", "read", "--json").stdout)["key"]
+    auth = {"Authorization": f"Bearer {key}"}
+    r = await client.get(f"/api/v1/{slug}/settings", headers=auth)
+    assert (await r.get_json())["data"] == {"defaultLocale": "pt-BR", "locales": ["pt-BR"]}
+    r = await client.get(f"/api/v1/{slug}/categories/uncategorized", headers=auth)
+    assert (await r.get_json())["data"]["locale"] == "pt-BR"
+
+    bad = unique_slug("locale")
+    refused = faq("orgs", "create", bad, "--locale", "xx-yy")
+    assert refused.returncode == 2 and "locale" in refused.stderr
+    assert faq("keys", "create", bad, "--scopes", "read").returncode == 1  # no such org
+
+
 def test_migrate_twice_is_a_noop() -> None:
     first = faq("migrate")
     assert first.returncode == 0, first.stderr

@@ -50,7 +50,8 @@ async def _usage(session: AsyncSession) -> service.Usage:
     webhooks = await session.scalar(
         select(func.count()).select_from(Webhook).where(Webhook.deleted_at.is_(None))
     )
-    return service.Usage(categories or 0, questions or 0, webhooks or 0)
+    locales = len(current_org().locales)
+    return service.Usage(categories or 0, questions or 0, webhooks or 0, locales)
 
 
 @billing.get("")

@@ -16,12 +16,14 @@ class CapsOut(ResponseModel):
     questions: int | None
     webhooks: bool  # may create webhooks at all
     webhook_limit: int  # live webhooks the plan allows (0 on FREE)
+    locales: int | None  # enabled locales, the default included; null: unlimited
 
 
 class UsageOut(ResponseModel):
     categories: int
     questions: int
     webhooks: int
+    locales: int
 
 
 class BillingOut(ResponseModel):

@@ -5,10 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from quart import Blueprint
-from quart_schema import document_response, validate_querystring, validate_request
+from quart_schema import (
+    document_querystring,
+    document_response,
+    validate_querystring,
+    validate_request,
+)
 
-from api.binding import current_org, cursors, db, requires_scope
-from api.categories import service
+from api.binding import chosen_locale, current_org, cursors, db, requires_scope
+from api.categories import queries, service
 from api.categories.schemas import (
     AuditEntryOut,
     CategoryCreate,
@@ -20,6 +25,7 @@ from api.categories.schemas import (
     MergeResult,
 )
 from api.pagination import list_body
+from api.questions.schemas import ReadQuery
 from api.schemas import Envelope, IdsBody, ListEnvelope, UpdatedCount
 
 categories = Blueprint("categories", __name__, url_prefix="/categories")
@@ -32,10 +38,12 @@ Result = tuple[dict[str, Any], int]
 @document_response(ListEnvelope[CategoryOut])
 async def list_categories(query_args: CategoryListQuery) -> Result:
     """List categories, by order then id; with q, best match first."""
-    kind = "categories" if query_args.q is None else f"categories:q:{query_args.q}"
+    locale = chosen_locale()
+    # A search's cursor is signed for its q and locale (ranks differ per locale).
+    kind = "categories" if query_args.q is None else f"categories:q:{query_args.q}:{locale}"
     after = cursors().decode(kind, query_args.cursor) if query_args.cursor else None
-    items, last = await service.list_categories(
-        db(), limit=query_args.limit, after=after, q=query_args.q
+    items, last = await queries.list_categories(
+        db(), limit=query_args.limit, after=after, q=query_args.q, locale=locale
     )
     cursor = cursors().encode(kind, last) if last is not None else None
     return list_body(items, query_args.limit, cursor), 200
@@ -83,10 +91,12 @@ async def reorder_categories(data: IdsBody) -> Result:
 
 @categories.get("/<ref>")
 @requires_scope("read")
+@document_querystring(ReadQuery)
 @document_response(Envelope[CategoryOut])
-async def get_category(ref: str) -> Result:
-    """Get a category by id or slug."""
-    return {"data": await service.get_category(db(), ref)}, 200
+async def get_category(ref: str) -> tuple[dict[str, Any], int, dict[str, str]]:
+    """Get a category by id or slug, served in ``?locale=`` (else Accept-Language)."""
+    data = await queries.get_category(db(), ref, chosen_locale())
+    return {"data": data}, 200, {"Content-Language": data["locale"]}
 
 
 @categories.patch("/<ref>")

@@ -42,10 +42,9 @@ from api.errors import (
     ValidationFailed,
     field_error,
 )
-from api.pagination import keyset_page
 from api.questions.models import Question
 from api.questions.service import move_to_category
-from api.search import prefix_query, tsquery, weighted_vector
+from api.search import text_vector
 from api.slugs import SlugRule
 from billing.limits import ensure_room
 from tenancy.audit import latest_entries, record_audit
@@ -110,35 +109,6 @@ async def get_category(session: AsyncSession, ref: str) -> dict[str, Any]:
     if row is None:
         raise CategoryNotFound()
     return category_public(row.Category, row.question_count)
-
-
-async def list_categories(
-    session: AsyncSession, *, limit: int, after: list[Any] | None, q: str | None
-) -> tuple[list[dict[str, Any]], list[Any] | None]:
-    """A page and the sort key of its last item when more follow (keyset pagination)."""
-    stmt = _with_count()
-    if q is not None:
-        query = prefix_query(q)
-        if query is None:
-            return [], None
-        matches = tsquery(query)
-        rank = func.ts_rank(Category.search_vector, matches)
-        stmt = stmt.add_columns(rank.label("rank")).where(Category.search_vector.op("@@")(matches))
-        stmt = keyset_page(stmt, rank, Category.id, after, descending=True)
-    else:
-        stmt = keyset_page(stmt, Category.sort_order, Category.id, after)
-    rows = (await session.execute(stmt.limit(limit + 1))).all()
-    page = rows[:limit]
-    items = [category_public(r.Category, r.question_count) for r in page]
-    if len(rows) <= limit:
-        return items, None
-    last = page[-1]
-    key = (
-        [last.rank, last.Category.id]
-        if q is not None
-        else [last.Category.sort_order, last.Category.id]
-    )
-    return items, key
 
 
 async def audit_log(session: AsyncSession) -> list[dict[str, Any]]:
@@ -238,7 +208,7 @@ async def create_category(
             "sort_order": body.order,
             "parent_id": parent_id,
             "is_default": False,
-            "search_vector": weighted_vector(body.name, body.description),
+            "search_vector": text_vector(org.default_locale, body.name, body.description),
             "created_at": now,
             "updated_at": now,
         },
@@ -265,7 +235,7 @@ async def create_default_category(session: AsyncSession, locale: str = "en") -> 
             sort_order=0,
             parent_id=None,
             is_default=True,
-            search_vector=weighted_vector(DEFAULT_NAME, None),
+            search_vector=text_vector(locale, DEFAULT_NAME, None),
             created_at=now,
             updated_at=now,
         )
@@ -312,7 +282,8 @@ async def update_category(
     now = utcnow()
     new_values["updated_at"] = now
     if "name" in new_values or "description" in new_values:
-        new_values["search_vector"] = weighted_vector(
+        new_values["search_vector"] = text_vector(
+            category.locale,
             new_values.get("name", category.name),
             new_values.get("description", category.description),
         )

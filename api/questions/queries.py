@@ -9,8 +9,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, Float, case, cast, func, literal, select, tuple_
+from sqlalchemy import (
+    ColumnElement,
+    Float,
+    Select,
+    and_,
+    case,
+    cast,
+    func,
+    literal,
+    select,
+    tuple_,
+    union_all,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from api.categories.models import Category
 from api.errors import QuestionNotFound, ValidationFailed, field_error
@@ -19,6 +32,7 @@ from api.questions.models import Question, QuestionRevision
 from api.questions.rules import LIVE
 from api.questions.schemas import question_public, revision_public
 from api.search import prefix_query, tsquery, unranked
+from api.translations.models import QuestionTranslation, source_digest_sql
 from tenancy.ids import looks_like_id
 
 # The columns of the public shape: reads select these rows, not ORM objects (no identity map,
@@ -37,6 +51,49 @@ PUBLIC_COLUMNS: tuple[Any, ...] = (
     Question.created_at,
     Question.updated_at,
 )
+
+
+# The question's translation in the locale of the read (any status: the worklist filters on
+# it); only a published one is served.
+SERVED = aliased(QuestionTranslation, name="served")
+PUBLISHED = SERVED.status == literal("published")
+
+
+def _served(column: Any, translated: Any, name: str) -> ColumnElement[Any]:
+    return case((PUBLISHED, translated), else_=column).label(name)
+
+
+# PUBLIC_COLUMNS as served in a locale: the published translation's title and answer (and its
+# locale), else the question's own.
+SERVED_COLUMNS: tuple[Any, ...] = tuple(
+    _served(column, getattr(SERVED, column.key), column.key)
+    if column.key in ("locale", "title", "answer")
+    else column
+    for column in PUBLIC_COLUMNS
+)
+SERVED_VECTOR = case((PUBLISHED, SERVED.search_vector), else_=Question.search_vector)
+
+
+def _in_locale(locale: str) -> Select[Any]:
+    """The live questions as served in ``locale``: one LEFT JOIN on the translations' primary
+    key (question id, locale)."""
+    on = and_(SERVED.question_id == Question.id, SERVED.locale == literal(locale))
+    return select(*SERVED_COLUMNS).select_from(Question).outerjoin(SERVED, on).where(LIVE)
+
+
+def _served_match(locale: str, matches: ColumnElement[str]) -> ColumnElement[bool]:
+    """The questions whose served text matches, found through the search indexes: the ids
+    matched by the questions' own vectors or by published translations in ``locale``, then
+    each checked against the text it is served in."""
+    hits = union_all(
+        select(Question.id).where(Question.search_vector.op("@@")(matches)),
+        select(QuestionTranslation.question_id).where(
+            QuestionTranslation.locale == literal(locale),
+            QuestionTranslation.status == literal("published"),
+            QuestionTranslation.search_vector.op("@@")(matches),
+        ),
+    )
+    return and_(Question.id.in_(hits), SERVED_VECTOR.op("@@")(matches))
 
 
 def _by_ref(ref: str) -> ColumnElement[bool]:
@@ -58,8 +115,9 @@ async def count_live(session: AsyncSession) -> int:
     return (await session.execute(select(func.count()).where(LIVE))).scalar_one()
 
 
-async def get_question(session: AsyncSession, ref: str) -> dict[str, Any]:
-    row = (await session.execute(select(*PUBLIC_COLUMNS).where(LIVE, _by_ref(ref)))).first()
+async def get_question(session: AsyncSession, ref: str, locale: str) -> dict[str, Any]:
+    """The question as served in ``locale`` (its published translation, else its own)."""
+    row = (await session.execute(_in_locale(locale).where(_by_ref(ref)))).first()
     if row is None:
         raise QuestionNotFound()
     return question_public(row)
@@ -83,16 +141,21 @@ UNRANKED_WINDOW = 2_000
 
 
 async def _unranked_rows(
-    session: AsyncSession, stmt: Any, matches: ColumnElement[str], limit: int, after: Any
+    session: AsyncSession,
+    stmt: Any,
+    matches: ColumnElement[str],
+    hit: ColumnElement[bool],
+    limit: int,
+    after: Any,
 ) -> list[Any]:
     """Up to ``limit + 1`` matches in the list's order, with bounded work either way: first
     among the next ``UNRANKED_WINDOW`` questions of the list (a dense match set fills the page
-    there: an index walk of at most that many rows); when they hold too few matches, the rest
-    come from the search index (then the match set is small: at most about
+    there: an index walk of at most that many rows, each row checked against the text it is
+    served in, ``SERVED_VECTOR``); when they hold too few matches, the rest come from the
+    search indexes (``hit``: then the match set is small: at most about
     ``limit / UNRANKED_WINDOW`` of the org), sorted. PostgreSQL over-estimates one-letter
     prefixes, so it would otherwise walk the whole list when a letter matches next to nothing.
     """
-    hit = Question.search_vector.op("@@")(matches)
     key = tuple_(Question.sort_order, Question.id)
     listed = keyset_page(stmt, Question.sort_order, Question.id, after)
     bound = (
@@ -102,11 +165,9 @@ async def _unranked_rows(
             .limit(1)
         )
     ).first()
-    # Not the bare column: the list index walks the window and checks each row (PostgreSQL
-    # would otherwise build the search index's bitmap of every match of the letter first).
-    near = listed.where(
-        func.coalesce(Question.search_vector, Question.search_vector).op("@@")(matches)
-    )
+    # The served vector, not the bare column: the list index walks the window and checks each
+    # row (PostgreSQL would otherwise build the search index's bitmap of every match first).
+    near = listed.where(SERVED_VECTOR.op("@@")(matches))
     if bound is not None:
         near = near.where(key <= tuple_(literal(bound.sort_order), literal(bound.id)))
     rows = list((await session.execute(near.limit(limit + 1))).all())
@@ -118,6 +179,18 @@ async def _unranked_rows(
     return rows + list((await session.execute(beyond)).all())
 
 
+def _translation_filter(state: str, locale: str) -> ColumnElement[bool]:
+    """The translators' worklist: the state of each question's translation in the locale of
+    the read (``missing`` leaves out questions written in that locale)."""
+    if state == "missing":
+        return and_(SERVED.question_id.is_(None), Question.locale != literal(locale))
+    if state == "outdated":
+        source: list[ColumnElement[str | None]] = [Question.title, Question.answer]  # type: ignore[list-item]
+        current = source_digest_sql(*source)
+        return and_(SERVED.question_id.is_not(None), SERVED.source_digest != current)
+    return SERVED.status == literal(state)
+
+
 async def list_questions(
     session: AsyncSession,
     *,
@@ -126,41 +199,50 @@ async def list_questions(
     q: str | None,
     category: str | None,
     status: str | None,
+    locale: str,
+    translation: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[Any] | None]:
-    """A page and the sort key of its last item when more follow (keyset pagination).
+    """A page, served in ``locale``, and the sort key of its last item when more follow
+    (keyset pagination).
 
-    With ``q``: every word must prefix-match; a question whose title holds every word ranks
-    above one whose title holds some of them, which ranks above one that matches only through
-    its answer; then ``ts_rank`` decides, then the id. A query of one-letter words only
-    (``q=h``) matches nearly every question of a large org: its matches are not ranked but
-    listed in the list's order, so PostgreSQL stops at the page's end (``unranked``).
+    With ``q``: every word must prefix-match the text served in ``locale`` (stemmed in that
+    language, ``api/search.py``); a question whose title holds every word ranks above one
+    whose title holds some of them, which ranks above one that matches only through its
+    answer; then ``ts_rank`` decides, then the id. A query of one-letter words only (``q=h``)
+    matches nearly every question of a large org: its matches are not ranked but listed in
+    the list's order, so PostgreSQL stops at the page's end (``unranked``). ``translation``
+    (missing, outdated, draft, published) keeps the questions whose translation in ``locale``
+    is in that state.
     """
-    stmt = select(*PUBLIC_COLUMNS).where(LIVE)
+    stmt = _in_locale(locale)
     if category is not None:
         stmt = stmt.where(_category_filter(category))
     if status is not None:
         stmt = stmt.where(Question.status == status)
+    if translation is not None:
+        stmt = stmt.where(_translation_filter(translation, locale))
     if q is not None:
         query = prefix_query(q)
         if query is None:
             return [], None
-        matches = tsquery(query)
+        matches = tsquery(query, locale)
         if unranked(q):
-            found = await _unranked_rows(session, stmt, matches, limit, after)
+            hit = _served_match(locale, matches)
+            found = await _unranked_rows(session, stmt, matches, hit, limit, after)
             items = [question_public(r) for r in found[:limit]]
             if len(found) <= limit:
                 return items, None
             return items, [found[limit - 1].sort_order, found[limit - 1].id]
         title_hit = case(
-            (Question.search_vector.op("@@")(tsquery(_title_only(query))), literal(2.0)),
-            (Question.search_vector.op("@@")(tsquery(_title_only(query, " | "))), literal(1.0)),
+            (SERVED_VECTOR.op("@@")(tsquery(_title_only(query), locale)), literal(2.0)),
+            (SERVED_VECTOR.op("@@")(tsquery(_title_only(query, " | "), locale)), literal(1.0)),
             else_=literal(0.0),
         )
         # rank/(rank+1) (normalization 32) stays below 1, so the title tiers always dominate.
         rank = cast(title_hit, Float(53)) + cast(
-            func.ts_rank(Question.search_vector, matches, 32), Float(53)
+            func.ts_rank(SERVED_VECTOR, matches, 32), Float(53)
         )
-        stmt = stmt.add_columns(rank.label("rank")).where(Question.search_vector.op("@@")(matches))
+        stmt = stmt.add_columns(rank.label("rank")).where(_served_match(locale, matches))
         stmt = keyset_page(stmt, rank, Question.id, after, descending=True)
     else:
         stmt = keyset_page(stmt, Question.sort_order, Question.id, after)

@@ -8,9 +8,14 @@ from typing import Any
 
 import orjson
 from quart import Blueprint, request
-from quart_schema import document_response, validate_querystring, validate_request
+from quart_schema import (
+    document_querystring,
+    document_response,
+    validate_querystring,
+    validate_request,
+)
 
-from api.binding import current_org, cursors, db, requires_scope
+from api.binding import chosen_locale, current_org, cursors, db, requires_scope
 from api.errors import ValidationFailed, field_error
 from api.pagination import list_body
 from api.questions import queries, service
@@ -20,6 +25,7 @@ from api.questions.schemas import (
     QuestionListQuery,
     QuestionOut,
     QuestionUpdate,
+    ReadQuery,
     RevisionListQuery,
     RevisionOut,
 )
@@ -56,8 +62,20 @@ def _body_hash(data: QuestionCreate) -> str:
 @validate_querystring(QuestionListQuery)
 @document_response(ListEnvelope[QuestionOut])
 async def list_questions(query_args: QuestionListQuery) -> Result:
-    """List questions, by order then id; with q, best match first (title above answer)."""
+    """List questions, by order then id; with q, best match first (title above answer).
+    Served in ``locale`` (else Accept-Language); ``translation`` with ``locale``: the
+    translators' worklist."""
+    if query_args.translation is not None and query_args.locale is None:
+        raise ValidationFailed(
+            "translation needs a locale.", details=field_error("translation", "needs locale")
+        )
+    locale = chosen_locale()
+    # A cursor is signed for its list: the locale and the worklist filter are part of it.
     kind = "questions" if query_args.q is None else f"questions:q:{query_args.q}"
+    if query_args.translation is not None:
+        kind = f"{kind}:translation:{query_args.translation}:{locale}"
+    elif query_args.q is not None:
+        kind = f"{kind}:locale:{locale}"
     after = cursors().decode(kind, query_args.cursor) if query_args.cursor else None
     items, last = await queries.list_questions(
         db(),
@@ -66,6 +84,8 @@ async def list_questions(query_args: QuestionListQuery) -> Result:
         q=query_args.q,
         category=query_args.category,
         status=query_args.status,
+        locale=locale,
+        translation=query_args.translation,
     )
     cursor = cursors().encode(kind, last) if last is not None else None
     return list_body(items, query_args.limit, cursor), 200
@@ -102,10 +122,12 @@ async def reorder_questions(data: IdsBody) -> Result:
 
 @questions.get("/<ref>")
 @requires_scope("read")
+@document_querystring(ReadQuery)
 @document_response(Envelope[QuestionOut])
-async def get_question(ref: str) -> Result:
-    """Get a question by id or slug."""
-    return {"data": await queries.get_question(db(), ref)}, 200
+async def get_question(ref: str) -> tuple[dict[str, Any], int, dict[str, str]]:
+    """Get a question by id or slug, served in ``?locale=`` (else Accept-Language)."""
+    data = await queries.get_question(db(), ref, chosen_locale())
+    return {"data": data}, 200, {"Content-Language": data["locale"]}
 
 
 @questions.patch("/<ref>")

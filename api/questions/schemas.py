@@ -20,6 +20,8 @@ Order = Annotated[int, Field(ge=-1_000_000_000, le=1_000_000_000)]
 # Any string: one that names no category of the org is 400 `category_not_found` (SPEC).
 CategoryRef = str
 Status = Literal["draft", "published", "scheduled", "archived"]
+TranslationState = Literal["missing", "outdated", "draft", "published"]
+LocaleTag = Annotated[str, Field(min_length=1, max_length=35)]
 
 
 class QuestionCreate(RequestBody):
@@ -48,6 +50,16 @@ class QuestionListQuery(QueryArgs):
     q: str | None = Field(default=None, max_length=200)
     category: str | None = Field(default=None, max_length=200)
     status: Status | None = None
+    # The language to serve (else Accept-Language; api/binding.py negotiates it).
+    locale: LocaleTag | None = None
+    # The translators' worklist: the state of each question's translation in ``locale``.
+    translation: TranslationState | None = None
+
+
+class ReadQuery(QueryArgs):
+    """The query of a single read (documented; the binding reads ``locale``)."""
+
+    locale: LocaleTag | None = None
 
 
 class RevisionListQuery(QueryArgs):

@@ -30,7 +30,7 @@ from api.questions.rules import (
     state_on_update,
 )
 from api.questions.schemas import QuestionCreate, question_public
-from api.search import weighted_vector
+from api.search import text_vector
 from billing.limits import ensure_room
 from tenancy.clock import utcnow
 from tenancy.context import OrgContext
@@ -76,7 +76,7 @@ async def create_question(
             "sort_order": body.order,
             "published_at": now if status == PUBLISHED else None,
             "scheduled_publish_at": scheduled_at,
-            "search_vector": weighted_vector(body.title, body.answer),
+            "search_vector": text_vector(org.default_locale, body.title, body.answer),
             "revision_count": 0,
             "created_at": now,
             "updated_at": now,
@@ -145,8 +145,8 @@ async def _apply(
     if new:
         values_["updated_at"] = now
     if "title" in new or "answer" in new:
-        values_["search_vector"] = weighted_vector(
-            new.get("title", question.title), new.get("answer", question.answer)
+        values_["search_vector"] = text_vector(
+            question.locale, new.get("title", question.title), new.get("answer", question.answer)
         )
     try:
         async with session.begin_nested():

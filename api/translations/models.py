@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import ColumnElement, DateTime, ForeignKey, String, Text, func, literal
 from sqlalchemy.dialects.postgresql import TSVECTOR
@@ -60,7 +61,7 @@ def source_digest(*fields: str | None) -> str:
     return hashlib.md5(joined.encode(), usedforsecurity=False).hexdigest()
 
 
-def source_digest_sql(*columns: ColumnElement[str | None]) -> ColumnElement[str]:
+def source_digest_sql(*columns: Any) -> ColumnElement[str]:
     """The same digest over columns (IMMUTABLE functions only: ``md5``, ``coalesce``, ``||``)."""
     parts: list[ColumnElement[str]] = []
     for i, column in enumerate(columns):

@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("slug")
     create.add_argument("--name")
     create.add_argument("--plan", default="FREE", type=str.upper, choices=PLANS)
+    create.add_argument("--locale", default="en", help="BCP 47 tag: the default and only locale")
     create.add_argument("--json", action="store_true")
     create.set_defaults(func=cmd_orgs_create)
     set_plan = orgs.add_parser("set-plan")

@@ -46,7 +46,9 @@ def cmd_orgs_create(args: argparse.Namespace) -> int:
     from tenancy.orgs import OrgExists
 
     async def work(engine: AsyncEngine) -> OrgInfo:
-        return await create_org(engine, args.slug, args.name, Plan(args.plan.upper()))
+        return await create_org(
+            engine, args.slug, args.name, Plan(args.plan.upper()), locale=args.locale
+        )
 
     try:
         org = run_with_engine(work)

@@ -127,7 +127,7 @@ async def claim_one(
     ).first()
     if row is None:
         return None  # unknown, or another worker is claiming it right now
-    delivery, webhook = row._tuple()
+    delivery, webhook = row
     now = utcnow()
     if delivery.status != "pending":
         return None
@@ -200,12 +200,14 @@ async def postpone_due(session: AsyncSession, delivery_ids: list[str], seconds: 
 
 # Every success of a wave in one statement (the common case): append the attempt, note when
 # the body sent was signed, end the delivery. Rows no longer pending are left out (recorded
-# one by one).
+# one by one). Each row's ``attempts`` is the one-element array to append, built in Python:
+# only IMMUTABLE functions may take a column in a tenant UPDATE (Citus routes nothing else;
+# ``jsonb_build_array`` is STABLE), ``jsonb || jsonb`` is IMMUTABLE.
 _SUCCEEDED = text(
     """UPDATE deliveries AS d
-SET attempts = d.attempts || jsonb_build_array(v.attempt), sent_at = v.sent_at,
+SET attempts = d.attempts || v.attempts, sent_at = v.sent_at,
     status = 'succeeded', next_attempt_at = NULL, lease_token = NULL, updated_at = :now
-FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS v(id text, attempt jsonb, sent_at timestamptz)
+FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS v(id text, attempts jsonb, sent_at timestamptz)
 WHERE d.id = v.id AND d.status = 'pending'
 RETURNING d.id"""
 ).bindparams(bindparam("rows", type_=JSONB), bindparam("now", type_=TS))
@@ -227,7 +229,7 @@ async def record_wave(
     if succeeded:
         now = utcnow()
         rows = [
-            {"id": c.delivery_id, "attempt": o.record(), "sent_at": o.at.isoformat()}
+            {"id": c.delivery_id, "attempts": [o.record()], "sent_at": o.at.isoformat()}
             for c, o in succeeded
         ]
         decided = set((await session.execute(_SUCCEEDED, {"rows": rows, "now": now})).scalars())

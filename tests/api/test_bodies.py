@@ -42,6 +42,9 @@ BODY_ROUTES = [
     ("PATCH", "/webhooks/{webhook}"),
     ("POST", "/webhooks/{webhook}/recover"),
     ("POST", "/billing/checkout"),
+    ("PATCH", "/settings"),
+    ("PUT", "/questions/{question}/translations/fr"),
+    ("PUT", "/categories/{category}/translations/fr"),
 ]
 
 
@@ -61,7 +64,15 @@ def test_the_list_names_every_route_that_takes_a_body(app: Quart) -> None:
         (method, template.replace("{category}", "<ref>").replace("{question}", "<ref>"))
         for method, template in BODY_ROUTES
     }
-    listed = {(m, p.replace("{webhook}", "<webhook_id>")) for m, p in listed}
+    listed = {
+        (
+            m,
+            p.replace("{webhook}", "<webhook_id>").replace(
+                "/translations/fr", "/translations/<locale>"
+            ),
+        )
+        for m, p in listed
+    }
     assert declared == listed
 
 

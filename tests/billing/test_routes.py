@@ -58,9 +58,15 @@ async def test_billing_shows_plan_caps_and_live_usage(org: OrgClient) -> None:
     assert response.status_code == 200
     assert (await response.get_json())["data"] == {
         "plan": "STARTER",
-        "caps": {"categories": 50, "questions": 2000, "webhooks": True, "webhookLimit": 10},
-        # the default category counts; the soft-deleted question does not
-        "usage": {"categories": 3, "questions": 1, "webhooks": 0},
+        "caps": {
+            "categories": 50,
+            "questions": 2000,
+            "webhooks": True,
+            "webhookLimit": 10,
+            "locales": 5,
+        },
+        # the default category counts; the soft-deleted question does not; `en` is enabled
+        "usage": {"categories": 3, "questions": 1, "webhooks": 0, "locales": 1},
         "customerLinked": False,
         "subscriptionStatus": None,
     }
@@ -75,6 +81,7 @@ async def test_billing_of_an_unlimited_plan_has_null_caps(org_factory: Any) -> N
         "questions": None,
         "webhooks": True,
         "webhookLimit": 500,
+        "locales": None,
     }
 
 

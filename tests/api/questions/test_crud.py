@@ -326,6 +326,8 @@ async def test_openapi_documents_every_question_route(client):
         "/api/v1/{org}/questions/{ref}",
         "/api/v1/{org}/questions/{ref}/revisions",
         "/api/v1/{org}/questions/{ref}/revisions/{revision_id}/restore",
+        "/api/v1/{org}/questions/{ref}/translations",
+        "/api/v1/{org}/questions/{ref}/translations/{locale}",
     }
     assert set(paths["/api/v1/{org}/questions/{ref}"]) >= {"get", "patch", "delete"}
 

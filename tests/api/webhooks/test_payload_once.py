@@ -67,7 +67,10 @@ async def test_migrate_keeps_the_payload_of_existing_deliveries(
     ``payload``), migrated to head: each delivery's public record is unchanged."""
     old_tree_dir = tmp_path / "tenant"
     shutil.copytree(MIGRATIONS_DIR / "tenant", old_tree_dir)
-    (old_tree_dir / "versions" / PAYLOAD_MIGRATION).unlink()
+    # The tree as it was before the payload migration: it and every later revision removed.
+    for version in (old_tree_dir / "versions").glob("*.py"):
+        if version.name >= PAYLOAD_MIGRATION:
+            version.unlink()
     old_tree = version_tree_at(old_tree_dir)
     schema = "t_" + new_id("org").split("_", 1)[1].lower()
     async with engine.begin() as conn:

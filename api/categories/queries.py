@@ -1,0 +1,108 @@
+"""Reads of categories as served in a locale (``get_category``, ``list_categories``): each
+category's translation in that locale, else its own name and description, with its live
+question count. One statement per read: the translation is a LEFT JOIN on its primary key
+(category id, locale)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, and_, case, func, literal, select, union_all
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from api.categories.models import Category
+from api.categories.schemas import category_public
+from api.errors import CategoryNotFound
+from api.pagination import keyset_page
+from api.questions.models import Question
+from api.search import prefix_query, tsquery
+from api.translations.models import CategoryTranslation
+from tenancy.ids import looks_like_id
+
+LIVE = Category.deleted_at.is_(None)
+SERVED = aliased(CategoryTranslation, name="served")
+TRANSLATED = SERVED.category_id.is_not(None)
+SERVED_VECTOR = case((TRANSLATED, SERVED.search_vector), else_=Category.search_vector)
+
+
+def _served(column: Any, translated: Any) -> ColumnElement[Any]:
+    return case((TRANSLATED, translated), else_=column).label(column.key)
+
+
+def _question_count() -> ColumnElement[int]:
+    return (
+        select(func.count())
+        .where(Question.category_id == Category.id, Question.deleted_at.is_(None))
+        .correlate(Category)
+        .scalar_subquery()
+    )
+
+
+COLUMNS: tuple[Any, ...] = (
+    Category.id,
+    Category.slug,
+    _served(Category.locale, SERVED.locale),
+    _served(Category.name, SERVED.name),
+    _served(Category.description, SERVED.description),
+    Category.sort_order,
+    Category.parent_id,
+    Category.is_default,
+    Category.created_at,
+    Category.updated_at,
+    _question_count().label("question_count"),
+)
+
+
+def _in_locale(locale: str) -> Select[Any]:
+    on = and_(SERVED.category_id == Category.id, SERVED.locale == literal(locale))
+    return select(*COLUMNS).select_from(Category).outerjoin(SERVED, on).where(LIVE)
+
+
+def _by_ref(ref: str) -> ColumnElement[bool]:
+    return Category.id == ref if looks_like_id(ref, "cat") else Category.slug == ref
+
+
+async def get_category(session: AsyncSession, ref: str, locale: str) -> dict[str, Any]:
+    row = (await session.execute(_in_locale(locale).where(_by_ref(ref)))).first()
+    if row is None:
+        raise CategoryNotFound()
+    return category_public(row, row.question_count)
+
+
+def _served_match(locale: str, matches: ColumnElement[str]) -> ColumnElement[bool]:
+    """Categories whose served text matches, found through the search vectors of both."""
+    hits = union_all(
+        select(Category.id).where(Category.search_vector.op("@@")(matches)),
+        select(CategoryTranslation.category_id).where(
+            CategoryTranslation.locale == literal(locale),
+            CategoryTranslation.search_vector.op("@@")(matches),
+        ),
+    )
+    return and_(Category.id.in_(hits), SERVED_VECTOR.op("@@")(matches))
+
+
+async def list_categories(
+    session: AsyncSession, *, limit: int, after: list[Any] | None, q: str | None, locale: str
+) -> tuple[list[dict[str, Any]], list[Any] | None]:
+    """A page served in ``locale`` and the sort key of its last item when more follow (keyset
+    pagination); with ``q``, the best matches of the served text first (stemmed in the
+    locale's language)."""
+    stmt = _in_locale(locale)
+    if q is not None:
+        query = prefix_query(q)
+        if query is None:
+            return [], None
+        matches = tsquery(query, locale)
+        rank = func.ts_rank(SERVED_VECTOR, matches)
+        stmt = stmt.add_columns(rank.label("rank")).where(_served_match(locale, matches))
+        stmt = keyset_page(stmt, rank, Category.id, after, descending=True)
+    else:
+        stmt = keyset_page(stmt, Category.sort_order, Category.id, after)
+    rows = (await session.execute(stmt.limit(limit + 1))).all()
+    page = rows[:limit]
+    items = [category_public(r, r.question_count) for r in page]
+    if len(rows) <= limit:
+        return items, None
+    last = page[-1]
+    return items, [last.rank, last.id] if q is not None else [last.sort_order, last.id]

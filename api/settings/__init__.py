@@ -1,0 +1,1 @@
+"""The organization's settings: its default locale and enabled locales (issue 15)."""
