@@ -8,14 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from quart import Quart
-from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 from translate.storage import xliff
 
-from api.binding import Tenancy
-from api.translations.models import CategoryTranslation, QuestionTranslation
-from tenancy.db import shared_session, tenant_session
-from tenancy.models import Organization
 from tests.fixtures.orgs import OrgClient
 
 XLIFF = "application/xliff+xml"
@@ -23,16 +18,11 @@ parse_xliff: Any = xliff.xlifffile.parsestring  # translate-toolkit is untyped
 
 
 async def enable_locales(app: Quart, engine: AsyncEngine, org: OrgClient, *locales: str) -> None:
-    """The org serves these locales (an ops change of the org row; the API's settings route is
-    tested in test_settings.py)."""
-    async with shared_session(engine) as session, session.begin():
-        await session.execute(
-            update(Organization)
-            .where(Organization.id == org.info.id)
-            .values(locales=["en", *locales], default_locale="en")
-        )
-    ext: Tenancy = app.extensions["tenancy"]
-    ext.directory.clear()
+    """The org serves these locales besides `en` (PATCH /settings)."""
+    r = await org.patch(
+        "/settings", json={"locales": ["en", *locales], "defaultLocale": "en"}, scope="admin"
+    )
+    assert r.status_code == 200, await r.get_json()
 
 
 async def default_category(org: OrgClient) -> dict[str, Any]:
@@ -44,26 +34,16 @@ async def default_category(org: OrgClient) -> dict[str, Any]:
 async def translation_of(
     org: OrgClient, engine: AsyncEngine, kind: str, resource_id: str, locale: str
 ) -> dict[str, Any] | None:
-    """GET …/{kind}s/{id}/translations/{locale} (None on 404). Until the translation routes
-    are registered (a route_not_found 404), the row as that route would show its fields."""
-    r = await org.get(f"/{kind}s/{resource_id}/translations/{locale}")
+    """GET …/questions|categories/{id}/translations/{locale} (None on 404
+    translation_not_found)."""
+    plural = {"question": "questions", "category": "categories"}[kind]
+    r = await org.get(f"/{plural}/{resource_id}/translations/{locale}")
     if r.status_code == 200:
         data: dict[str, Any] = (await r.get_json())["data"]
         return data
     assert r.status_code == 404
-    if (await r.get_json())["error"]["code"] != "route_not_found":
-        return None
-    model: Any = QuestionTranslation if kind == "question" else CategoryTranslation
-    key = model.question_id if kind == "question" else model.category_id
-    async with tenant_session(engine, org.info.schema_name) as session, session.begin():
-        row = (
-            await session.execute(select(model).where(key == resource_id, model.locale == locale))
-        ).scalar_one_or_none()
-    if row is None:
-        return None
-    if kind == "question":
-        return {"title": row.title, "answer": row.answer, "status": row.status}
-    return {"name": row.name, "description": row.description}
+    assert (await r.get_json())["error"]["code"] == "translation_not_found"
+    return None
 
 
 async def make_question(org: OrgClient, title: str, answer: str) -> dict[str, Any]:
