@@ -42,13 +42,16 @@ from api.response_cache import (
 from tenancy.context import OrgContext
 from tenancy.db import tenant_session
 from tenancy.directory import Directory
-from tenancy.generations import generation_key, initial_generation
+from tenancy.generations import ITEMS, LISTS, generation_key, initial_generation
 from tenancy.keys import grants, hash_key
 from tenancy.settings import Settings
 from tenancy.transactions import commit, discard_after_commit
 
 F = TypeVar("F", bound=Callable[..., Any])
 CACHED_HEADERS = ("Content-Language",)  # headers of a cached body that depend on it
+# The generation each cacheable read keys on (``tenancy.generations``): a question's single
+# read survives creates of other questions; the rest change with every write.
+ITEM_READS = frozenset({"api.questions.get_question"})
 SCOPE_ATTRIBUTE = "_faq_required_scope"
 
 
@@ -180,12 +183,13 @@ async def bind_request_to_org() -> Response | None:
         and request.endpoint in CACHEABLE_ENDPOINTS
     )
     generation: bytes | None = None
+    generation_kind = ITEMS if request.endpoint in ITEM_READS else LISTS
     decision: RateDecision | None = None
     if ext.rate_limiter is not None:
         decision = await ext.rate_limiter.hit(
             key.fingerprint,
             org.plan,
-            also_get=generation_key(org.schema_name) if cacheable else None,
+            also_get=generation_key(org.schema_name, generation_kind) if cacheable else None,
         )
         if decision is not None:
             generation = decision.fetched
@@ -210,7 +214,7 @@ async def bind_request_to_org() -> Response | None:
     locale = negotiate_locale(g.org) if request.endpoint in LOCALIZED_ENDPOINTS else ""
     if cacheable and ext.cache is not None and decision is not None:
         if generation is None:
-            generation = await initial_generation(org.schema_name)
+            generation = await initial_generation(org.schema_name, generation_kind)
         if generation is not None:
             path, variant = cache_key(
                 request.path, request.args.items(multi=True), request.full_path, locale

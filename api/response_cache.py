@@ -1,11 +1,14 @@
 """Cached bodies of the hot reads (question and category lists and single reads), per API
-process, keyed on the org's content generation (``tenancy/generations.py``).
+process, keyed on one of the org's content generations (``tenancy/generations.py``): a single
+read of a question on ``items``, every other read on ``lists``.
 
-- A cacheable GET reads the generation in the same Redis round trip as its rate-limit counter
+- A cacheable GET reads its generation in the same Redis round trip as its rate-limit counter
   (``api/binding.py``) and serves the body stored for (org, path and query, generation) when
-  there is one. A write bumps the generation right after its commit, before its response is
-  sent, so a client always reads its own writes, and every process sees a write on its next
-  request.
+  there is one. A write bumps the generations it changed right after its commit, before its
+  response is sent, so a client always reads its own writes, and every process sees a write on
+  its next request. A create of a question bumps only ``lists``: the cached single reads of
+  the other questions survive it (only 200 bodies are cached, so no cached read can be of the
+  new question); any other write of questions, translations or categories bumps both.
 - Redis unreachable: nothing is served from the cache (reads go to PostgreSQL).
 - Bounded by ``FAQ_RESPONSE_CACHE_MB`` per process (LRU); 0 turns the cache off.
 - Spellings of one search share an entry: the key holds the search as ``prefix_query`` makes

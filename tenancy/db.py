@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, c
 from sqlalchemy.orm import DeclarativeBase, ORMExecuteState, Session, SessionTransaction
 from sqlalchemy.util import await_only
 
-from tenancy.generations import WROTE_KEY, bump, note_write
+from tenancy.generations import CHANGE, INSERT, WROTE_KEY, bump, note_write, statement_kind
 from tenancy.settings import Settings
 
 TENANT_SCHEMA_PLACEHOLDER = "tenant"
@@ -218,20 +218,25 @@ def _bind_transaction(
 @event.listens_for(TenantSyncSession, "do_orm_execute")
 def _note_statement(state: ORMExecuteState) -> None:
     if not state.is_select:
-        note_write(state.session.info, getattr(state.statement, "table", None))
+        statement = state.statement
+        note_write(state.session.info, getattr(statement, "table", None), statement_kind(statement))
 
 
 @event.listens_for(TenantSyncSession, "after_flush")
 def _note_flush(session: Session, _context: Any) -> None:
-    for obj in (*session.new, *session.dirty, *session.deleted):
-        note_write(session.info, getattr(obj, "__table__", None))
+    for obj in session.new:
+        note_write(session.info, getattr(obj, "__table__", None), INSERT)
+    for obj in (*session.dirty, *session.deleted):
+        note_write(session.info, getattr(obj, "__table__", None), CHANGE)
 
 
 @event.listens_for(TenantSyncSession, "after_commit")
 def _bump_generation(session: Session) -> None:
-    """A committed write to versioned tables: the org's cached reads are stale everywhere."""
-    if session.info.pop(WROTE_KEY, False):
-        await_only(bump(session.info[_SEARCH_PATH_KEY].strip('"')))
+    """A committed write to versioned tables: the org's cached reads of the generations it
+    changed (``tenancy.generations``) are stale everywhere."""
+    kinds = session.info.pop(WROTE_KEY, ())
+    if kinds:
+        await_only(bump(session.info[_SEARCH_PATH_KEY].strip('"'), kinds))
 
 
 @event.listens_for(TenantSyncSession, "after_soft_rollback")

@@ -19,7 +19,8 @@ TS = DateTime(timezone=True)
 
 class Question(TenantBase):
     __tablename__ = "questions"
-    __table_args__ = versioned()  # writes change the org's generation (cached reads)
+    # Writes change the org's generations (cached reads); a create only the lists' one.
+    __table_args__ = versioned(insert_keeps_items=True)
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     slug: Mapped[str] = mapped_column(String(200))
