@@ -278,7 +278,7 @@ class Bench:
                 "/r/write", {"Content-Type": "application/json"}, template
             )
             ref, svc = self.pair("/r/write", svc_script, ref_script)
-            outbox = int(self.world.psql("SELECT count(*) FROM shared.outbox"))
+            outbox = int(self.world.psql(f'SELECT count(*) FROM "{self.main_schema()}".outbox'))
             self.row(
                 "write (req/s)",
                 "POST /questions, 3 active webhooks",
@@ -516,6 +516,12 @@ class Bench:
         self.write()
         return 0
 
+    def main_schema(self) -> str:
+        """The bench org's schema (its outbox lives there)."""
+        return self.world.psql(
+            f"SELECT schema_name FROM shared.organizations WHERE slug = '{MAIN_ORG}'"
+        ).strip()
+
     def row_deliveries(self) -> None:
         from bench.delivery_rows import delivery_rows
 
@@ -526,7 +532,7 @@ class Bench:
         listed = ok(self.base, "GET", self.org_path(MAIN_ORG, "/webhooks"), key)
         for hook in listed["data"]:
             ok(self.base, "DELETE", self.org_path(MAIN_ORG, f"/webhooks/{hook['id']}"), key)
-        self.world.psql("DELETE FROM shared.outbox")
+        self.world.psql(f'DELETE FROM "{self.main_schema()}".outbox')
 
         for entry in delivery_rows(self):
             self.row(**entry)

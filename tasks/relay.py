@@ -1,18 +1,40 @@
 """The outbox relay: committed events become deliveries (fan-out), one org at a time.
 
-``tenancy.outbox.record_events`` queues ``outbox.relay`` for the org after the change commits.
+``tenancy.outbox.record_events`` writes events to the org's own ``outbox`` and marks the org in
+``shared.outbox_pending``; after the change commits it queues ``outbox.relay`` for the org.
 The relay claims that org's outbox rows (``FOR UPDATE SKIP LOCKED``, so concurrent relays share
 the work), writes one delivery per active, non-deleted webhook subscribed to each event, and
-deletes the rows, all in one transaction; the delivery messages go out after it commits. When
-the relay message is lost (Redis down at commit, a worker killed), the periodic
-``outbox-relay`` job finds the rows left behind and relays them.
+deletes the rows, all in one transaction of the org's schema; the delivery messages go out
+after it commits. Once it has seen the outbox empty it clears the org's marker, then looks
+again behind every writer still holding the outbox (``LOCK ... IN SHARE MODE`` waits for them):
+an event committed meanwhile re-marks the org and is relayed. When the relay message is lost
+(Redis down at commit, a worker killed), the periodic ``outbox-relay`` job visits the marked
+orgs (one indexed query when none is).
+
+Rolling upgrade: processes of the previous release may still write ``shared.outbox`` until
+they are replaced; the periodic job also relays the rows left there (``LEGACY_OUTBOX``, gone
+with that table in a later release).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import structlog
 from redis.exceptions import RedisError
-from sqlalchemy import delete, select
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    MetaData,
+    String,
+    Table,
+    delete,
+    literal,
+    select,
+    text,
+    union_all,
+)
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.webhooks.models import Webhook
@@ -23,7 +45,14 @@ from tasks.org_failures import each_org
 from tasks.registry import actor
 from tenancy.db import shared_session, tenant_session
 from tenancy.orgs import org_schema
-from tenancy.outbox import OUTBOX, RELAY_ACTOR, OutboxEvent, relay_pending_key
+from tenancy.outbox import (
+    OUTBOX,
+    PENDING,
+    RELAY_ACTOR,
+    clear_pending,
+    mark_pending,
+    relay_pending_key,
+)
 from tenancy.redis import loop_client
 from tenancy.settings import get_settings
 from tenancy.transactions import commit
@@ -33,30 +62,35 @@ log = structlog.get_logger(__name__)
 RELAY_BATCH = 500
 SWEEP_MAX_ORGS = 1000
 
+# The previous release's shared outbox (kept until a later release drops it).
+LEGACY_OUTBOX = Table(
+    "outbox",
+    MetaData(schema="shared"),
+    Column("id", BigInteger, primary_key=True),
+    Column("org_id", String(40)),
+    Column("event", String(40)),
+    Column("data", JSONB),
+)
+_LOCK_OUTBOX = text("LOCK TABLE outbox IN SHARE MODE")
 
-async def relay_org(engine: AsyncEngine, org_id: str, *, clear_flag: bool = False) -> int:
-    """Fan out every outbox row of one org; returns how many events were relayed."""
-    schema = await org_schema(engine, org_id)
-    if schema is None:
-        return 0  # the org is gone; its outbox rows went with it (ON DELETE CASCADE)
-    if clear_flag:
-        try:
-            await loop_client().delete(relay_pending_key(org_id))
-        except RedisError:
-            # Relay anyway; a later event may wait for the flag's TTL or the periodic relay.
-            log.warning("outbox_relay_flag_not_cleared", org_id=org_id)
+
+async def _drain(engine: AsyncEngine, org_id: str, schema: str, table: Table) -> int:
+    """Fan out the org's rows of ``table`` (its outbox, or the legacy shared one) in batches
+    until a batch comes back short."""
     relayed = 0
     while True:
         async with tenant_session(engine, schema) as session:
             # Claim and remove a batch in one statement; it is put back if this rolls back.
-            claimed = select(OUTBOX.c.id).where(OUTBOX.c.org_id == org_id)
-            claimed = claimed.order_by(OUTBOX.c.id).limit(RELAY_BATCH)
+            claimed = select(table.c.id)
+            if table is LEGACY_OUTBOX:
+                claimed = claimed.where(table.c.org_id == org_id)
+            claimed = claimed.order_by(table.c.id).limit(RELAY_BATCH)
             rows = sorted(
                 (
                     await session.execute(
-                        delete(OUTBOX)
-                        .where(OUTBOX.c.id.in_(claimed.with_for_update(skip_locked=True)))
-                        .returning(OUTBOX.c.id, OUTBOX.c.event, OUTBOX.c.data)
+                        delete(table)
+                        .where(table.c.id.in_(claimed.with_for_update(skip_locked=True)))
+                        .returning(table.c.id, table.c.event, table.c.data)
                     )
                 ).all(),
                 key=lambda row: row.id,
@@ -83,18 +117,70 @@ async def relay_org(engine: AsyncEngine, org_id: str, *, clear_flag: bool = Fals
             return relayed
 
 
+async def _unmark_if_empty(engine: AsyncEngine, org_id: str, schema: str) -> bool:
+    """Clear the org's marker, then re-check its outbox once every writer that may have marked
+    before the clear has ended (their insert holds ROW EXCLUSIVE on the outbox until commit,
+    which SHARE waits for). True if it was empty; otherwise the marker is put back first."""
+    await clear_pending(engine, org_id)
+    async with tenant_session(engine, schema) as session:
+        await session.execute(_LOCK_OUTBOX)
+        empty = (await session.execute(select(OUTBOX.c.id).limit(1))).first() is None
+        if not empty:
+            await mark_pending(engine, org_id)
+        await commit(session)
+    return empty
+
+
+async def relay_org(
+    engine: AsyncEngine, org_id: str, *, clear_flag: bool = False, legacy: bool = False
+) -> int:
+    """Fan out every outbox row of one org (and, with ``legacy``, its rows left in the shared
+    outbox), then clear its pending marker; returns how many events were relayed."""
+    schema = await org_schema(engine, org_id)
+    if schema is None:
+        return 0  # the org is gone; its outbox and marker went with it
+    if clear_flag:
+        try:
+            await loop_client().delete(relay_pending_key(org_id))
+        except RedisError:
+            # Relay anyway; a later event may wait for the flag's TTL or the periodic relay.
+            log.warning("outbox_relay_flag_not_cleared", org_id=org_id)
+    relayed = await _drain(engine, org_id, schema, LEGACY_OUTBOX) if legacy else 0
+    while True:
+        relayed += await _drain(engine, org_id, schema, OUTBOX)
+        if await _unmark_if_empty(engine, org_id, schema):
+            return relayed
+
+
+def _due_orgs() -> Any:
+    """One statement: the marked orgs (oldest first) and the orgs with rows in the legacy
+    shared outbox; each an index scan, so nothing pending costs one indexed query."""
+    marked = (
+        select(PENDING.c.org_id, literal(False).label("legacy"))
+        .order_by(PENDING.c.since)
+        .limit(SWEEP_MAX_ORGS)
+        .subquery()
+    )
+    legacy = select(LEGACY_OUTBOX.c.org_id).distinct().limit(SWEEP_MAX_ORGS).subquery()
+    return union_all(
+        select(marked.c.org_id, marked.c.legacy),
+        select(legacy.c.org_id, literal(True).label("legacy")),
+    )
+
+
 async def relay_all(engine: AsyncEngine | None = None) -> dict[str, int]:
-    """The periodic job: relay the outbox rows of every org that has some. An org that fails
-    (its schema broken) is logged and counted, and the others are relayed; its rows stay for
-    the next sweep. Returns ``{"orgs", "events", "failed"}``."""
+    """The periodic job: relay the outbox rows of every marked org. An org that fails (its
+    schema broken) is logged and counted, and the others are relayed; its rows and marker stay
+    for the next sweep. Returns ``{"orgs", "events", "failed"}``."""
     engine = engine or worker_engine()
     async with shared_session(engine) as session:
-        org_ids = list(
-            (
-                await session.execute(select(OutboxEvent.org_id).distinct().limit(SWEEP_MAX_ORGS))
-            ).scalars()
-        )
-    counts, failed = await each_org("outbox-relay", org_ids, lambda o: relay_org(engine, o))
+        due: dict[str, bool] = {}
+        for org_id, legacy in (await session.execute(_due_orgs())).all():
+            due[org_id] = due.get(org_id, False) or legacy
+    org_ids = list(due)
+    counts, failed = await each_org(
+        "outbox-relay", org_ids, lambda o: relay_org(engine, o, legacy=due[o])
+    )
     relayed = sum(counts)
     if relayed or failed:
         log.info("outbox_swept", events=relayed, orgs=len(org_ids), failed=failed)

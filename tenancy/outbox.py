@@ -1,7 +1,11 @@
-"""The transactional outbox: events are rows written in the same transaction as the change.
+"""The transactional outbox: events are rows written in the same transaction as the change,
+in the org's own schema (``outbox``), so that transaction touches one schema (one Citus node).
 
 The relay (``tasks/relay.py``) moves them to Dramatiq after commit; nothing is lost if Redis
-is down when the change commits, because the row stays until it has been fanned out.
+is down when the change commits, because the row stays until it has been fanned out. The
+periodic relay finds the orgs with events through ``shared.outbox_pending``: the org is marked
+there by its own short statement, on a connection of its own, before the tenant transaction
+commits (idempotent; a marker whose transaction rolled back costs the relay one empty check).
 """
 
 from __future__ import annotations
@@ -9,13 +13,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import BigInteger, DateTime, Identity, String, Table, func, insert
+from sqlalchemy import BigInteger, DateTime, Identity, String, Table, func, insert, text
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, create_async_engine
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tenancy.db import SharedBase
+from tenancy.db import SERVER_SETTINGS, SharedBase, TenantBase
 from tenancy.ids import new_id
+from tenancy.loop_resources import per_loop
 from tenancy.queue import enqueue, get_broker
 from tenancy.transactions import after_commit
 
@@ -38,18 +43,77 @@ def request_relay(org_id: str) -> None:
         enqueue(RELAY_ACTOR, org_id)
 
 
-class OutboxEvent(SharedBase):
+class OutboxEvent(TenantBase):
     __tablename__ = "outbox"
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     event_id: Mapped[str] = mapped_column(String(40), unique=True)
-    org_id: Mapped[str] = mapped_column(String(40))
     event: Mapped[str] = mapped_column(String(40))
     data: Mapped[dict[str, Any]] = mapped_column(JSONB)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
 OUTBOX = cast(Table, OutboxEvent.__table__)
+
+
+class PendingOrg(SharedBase):
+    """An org whose outbox may hold events (``since``: when it was marked)."""
+
+    __tablename__ = "outbox_pending"
+
+    org_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    since: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+PENDING = cast(Table, PendingOrg.__table__)
+
+_MARK = text(
+    "INSERT INTO shared.outbox_pending (org_id) VALUES (:org_id) ON CONFLICT (org_id) DO NOTHING"
+)
+_CLEAR = text("DELETE FROM shared.outbox_pending WHERE org_id = :org_id")
+MARKER_POOL_SIZE = 2
+MARKER_MAX_OVERFLOW = 8
+
+
+def _engine_of(bind: Any) -> AsyncEngine:
+    return cast(AsyncEngine, bind.engine if isinstance(bind, AsyncConnection) else bind)
+
+
+async def _dispose(engine: AsyncEngine) -> None:
+    await engine.dispose()
+
+
+def _marker_engine(engine: AsyncEngine) -> AsyncEngine:
+    """A small autocommit pool of its own per database and loop: a request holding its tenant
+    connection never waits for a second connection of the pool it holds one of."""
+    url = engine.url
+    return per_loop(
+        f"outbox_marker:{url.render_as_string(hide_password=True)}",
+        lambda: create_async_engine(
+            url,
+            isolation_level="AUTOCOMMIT",
+            pool_size=MARKER_POOL_SIZE,
+            max_overflow=MARKER_MAX_OVERFLOW,
+            pool_recycle=engine.pool._recycle,  # type: ignore[attr-defined]
+            pool_pre_ping=False,
+            hide_parameters=True,
+            connect_args={"server_settings": SERVER_SETTINGS},
+        ),
+        _dispose,
+    )
+
+
+async def mark_pending(engine: AsyncEngine, org_id: str) -> None:
+    """Mark the org in ``shared.outbox_pending``, committed at once (one round trip, outside
+    any tenant transaction)."""
+    async with _marker_engine(engine).connect() as conn:
+        await conn.execute(_MARK, {"org_id": org_id})
+
+
+async def clear_pending(engine: AsyncEngine, org_id: str) -> None:
+    """Remove the org's mark (the relay, after it saw the org's outbox empty), at once."""
+    async with _marker_engine(engine).connect() as conn:
+        await conn.execute(_CLEAR, {"org_id": org_id})
 
 
 async def record_event(
@@ -62,16 +126,17 @@ async def record_event(
 async def record_events(
     session: AsyncSession, org_id: str, events: list[tuple[str, dict[str, Any]]]
 ) -> None:
-    """Write events, in order, to the outbox inside the caller's transaction (one statement);
-    the relay for the org is queued to run after that transaction commits (never before)."""
+    """Write events, in order, to the org's outbox inside the caller's transaction (one
+    statement), then mark the org pending outside it (before it commits: a crash after the
+    commit never strands the events); the relay for the org is queued to run after that
+    transaction commits (never before). The insert comes first: it holds the outbox's ROW
+    EXCLUSIVE lock until commit, which the relay's re-check waits for (``tasks/relay.py``)."""
     # A list of parameter sets: one round trip (insertmanyvalues), and unlike a multi-row
     # .values() the statement stays in SQLAlchemy's compiled cache.
     await session.execute(
         insert(OUTBOX),
-        [
-            {"event_id": new_id("evt"), "org_id": org_id, "event": event, "data": data}
-            for event, data in events
-        ],
+        [{"event_id": new_id("evt"), "event": event, "data": data} for event, data in events],
     )
+    await mark_pending(_engine_of(session.bind), org_id)
 
     after_commit(session, f"{RELAY_ACTOR}:{org_id}", lambda: request_relay(org_id))

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from api.categories.models import Category
 from tenancy.audit import AuditEntry
-from tenancy.db import shared_session, tenant_session
+from tenancy.db import tenant_session
 from tenancy.outbox import OutboxEvent
 from tenancy.transactions import commit as real_commit
 from tests.fixtures.orgs import OrgClient
@@ -81,12 +81,10 @@ async def test_postgres_restart_under_write_load(
                 )
             ).scalars()
         )
-    async with shared_session(engine) as session:
+    async with tenant_session(engine, org.info.schema_name) as session:
         evented = (
             await session.execute(
-                select(func.count()).where(
-                    OutboxEvent.org_id == org.info.id, OutboxEvent.event == "category.created"
-                )
+                select(func.count()).where(OutboxEvent.event == "category.created")
             )
         ).scalar_one()
     # Every acknowledged write is there; nothing exists without its audit entry and event.

@@ -20,7 +20,7 @@ from tasks.deliveries.redrive import redrive_overdue
 from tasks.publishing import SweepIncomplete, publish_due_questions
 from tasks.relay import relay_all
 from tenancy.clock import utcnow
-from tenancy.db import shared_session, tenant_session
+from tenancy.db import tenant_session
 from tenancy.outbox import OutboxEvent
 from tests.api.questions.helpers import create
 from tests.fixtures.orgs import OrgClient
@@ -46,13 +46,9 @@ async def table_gone(engine: AsyncEngine, org: OrgClient, table: str) -> AsyncIt
 
 
 async def outbox_rows(engine: AsyncEngine, org: OrgClient) -> int:
-    async with shared_session(engine) as session:
+    async with tenant_session(engine, org.info.schema_name) as session:
         count: int = (
-            await session.execute(
-                select(func.count())
-                .select_from(OutboxEvent)
-                .where(OutboxEvent.org_id == org.info.id)
-            )
+            await session.execute(select(func.count()).select_from(OutboxEvent))
         ).scalar_one()
     return count
 

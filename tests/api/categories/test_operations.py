@@ -12,7 +12,7 @@ from api.questions.models import Question
 from api.search import weighted_vector
 from billing.plans import Plan
 from tenancy.clock import utcnow
-from tenancy.db import shared_session, tenant_session
+from tenancy.db import tenant_session
 from tenancy.ids import new_id
 from tenancy.outbox import OutboxEvent
 from tests.conftest import OrgFactory
@@ -57,11 +57,9 @@ async def add_questions(engine: AsyncEngine, org: OrgClient, category_id: str, n
 
 
 async def events_of(engine: AsyncEngine, org: OrgClient) -> list[tuple[str, dict[str, Any]]]:
-    async with shared_session(engine) as session:
+    async with tenant_session(engine, org.info.schema_name) as session:
         rows = await session.execute(
-            select(OutboxEvent.event, OutboxEvent.data)
-            .where(OutboxEvent.org_id == org.info.id)
-            .order_by(OutboxEvent.id)
+            select(OutboxEvent.event, OutboxEvent.data).order_by(OutboxEvent.id)
         )
         return [(r.event, r.data) for r in rows]
 

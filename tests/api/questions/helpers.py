@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tenancy.db import shared_session
+from tenancy.db import tenant_session
 from tenancy.outbox import OutboxEvent
 from tests.fixtures.orgs import OrgClient
 
@@ -34,11 +34,9 @@ async def create(org: OrgClient, category_id: str | None = None, **fields: Any) 
 
 async def events(engine: AsyncEngine, org: OrgClient) -> list[tuple[str, dict[str, Any]]]:
     """The org's outbox events, oldest first, as (event, data)."""
-    async with shared_session(engine) as session:
+    async with tenant_session(engine, org.info.schema_name) as session:
         rows = await session.execute(
-            select(OutboxEvent.event, OutboxEvent.data)
-            .where(OutboxEvent.org_id == org.info.id)
-            .order_by(OutboxEvent.id)
+            select(OutboxEvent.event, OutboxEvent.data).order_by(OutboxEvent.id)
         )
         return [(r.event, r.data) for r in rows]
 
