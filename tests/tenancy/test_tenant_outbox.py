@@ -139,7 +139,9 @@ async def test_migrating_an_existing_schema_moves_its_pending_events_in_order(
                 {"e": f"evt_{org.info.id[-20:]}_{n}", "o": org_id, "d": f'{{"n": {n}}}'},
             )
     reports = await migrate_tenants(engine)
-    assert [(r.applied, r.error) for r in reports if r.schema == schema] == [(["0007"], None)]
+    # 0007 (the move) and every later revision, without error.
+    [(applied, error)] = [(r.applied, r.error) for r in reports if r.schema == schema]
+    assert applied[0] == "0007" and error is None, (applied, error)
     assert await events(engine, org) == [
         ("question.created", {"n": 0}),
         ("question.created", {"n": 2}),
