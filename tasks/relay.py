@@ -172,7 +172,21 @@ async def relay_all(engine: AsyncEngine | None = None) -> dict[str, int]:
     """The periodic job: relay the outbox rows of every marked org. An org that fails (its
     schema broken) is logged and counted, and the others are relayed; its rows and marker stay
     for the next sweep. Returns ``{"orgs", "events", "failed"}``."""
-    engine = engine or worker_engine()
+    if _sweeping:
+        # A sweep of this process is still running (a period shorter than a sweep): it visits
+        # the marked orgs already; piling sweeps up would only take the worker's threads.
+        return {"orgs": 0, "events": 0, "failed": 0}
+    _sweeping.add(True)
+    try:
+        return await _sweep(engine or worker_engine())
+    finally:
+        _sweeping.clear()
+
+
+_sweeping: set[bool] = set()  # non-empty while a sweep of this process runs
+
+
+async def _sweep(engine: AsyncEngine) -> dict[str, int]:
     async with shared_session(engine) as session:
         due: dict[str, bool] = {}
         for org_id, legacy in (await session.execute(_due_orgs())).all():

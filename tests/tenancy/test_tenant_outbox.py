@@ -13,6 +13,7 @@ from sqlalchemy import Engine, event, func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.webhooks.models import Delivery
+from tasks import relay
 from tasks.relay import relay_all, relay_org
 from tenancy.db import shared_session, tenant_session
 from tenancy.outbox import OUTBOX, PENDING, record_events
@@ -188,4 +189,36 @@ async def test_events_an_old_process_writes_to_the_shared_outbox_are_still_relay
         delivered = (await session.execute(select(Delivery.event, Delivery.data))).all()
     assert left == 0
     assert [(e, d) for e, d in delivered] == [("question.created", {"id": "q_old"})]
+    assert not await pending(engine, org.info.id)
+
+
+async def test_a_sweep_does_not_start_while_one_of_its_process_runs(
+    engine: AsyncEngine, org: OrgClient
+) -> None:
+    """The periodic relay may be enqueued again before a long sweep ends: the second run of the
+    same process returns at once instead of visiting the same orgs beside the first."""
+    async with tenant_session(engine, org.info.schema_name) as session:
+        await record_events(session, org.info.id, [("question.created", {"id": "q_2"})])
+        await commit(session)
+    started, release = asyncio.Event(), asyncio.Event()
+    real_relay_org = relay.relay_org
+
+    async def slow_relay_org(*args: Any, **kw: Any) -> int:
+        started.set()
+        await release.wait()
+        return await real_relay_org(*args, **kw)
+
+    relay.relay_org = slow_relay_org  # type: ignore[assignment]
+    try:
+        first = asyncio.create_task(relay_all(engine))
+        await asyncio.wait_for(started.wait(), 10)
+        # Without the guard this second sweep would wait on the first's org (bounded here).
+        second = await asyncio.wait_for(relay_all(engine), 10)
+        assert second == {"orgs": 0, "events": 0, "failed": 0}
+        release.set()
+        assert (await first)["events"] >= 1
+    finally:
+        relay.relay_org = real_relay_org  # type: ignore[assignment]
+        release.set()
+    assert await outbox_count(engine, org) == 0
     assert not await pending(engine, org.info.id)
