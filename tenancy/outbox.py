@@ -22,7 +22,7 @@ from tenancy.db import SERVER_SETTINGS, SharedBase, TenantBase
 from tenancy.ids import new_id
 from tenancy.loop_resources import per_loop
 from tenancy.queue import enqueue, get_broker
-from tenancy.transactions import after_commit
+from tenancy.transactions import after_commit, once_per_transaction
 
 # The relay actor (declared in ``tasks/relay.py``) and the flag that keeps one relay queued.
 RELAY_ACTOR = "outbox.relay"
@@ -137,6 +137,9 @@ async def record_events(
         insert(OUTBOX),
         [{"event_id": new_id("evt"), "event": event, "data": data} for event, data in events],
     )
-    await mark_pending(_engine_of(session.bind), org_id)
+    # Once per transaction: its first insert holds the outbox's lock until commit, so a
+    # relay clearing the mark after this re-checks behind every later insert too.
+    if once_per_transaction(session, f"outbox-mark:{org_id}"):
+        await mark_pending(_engine_of(session.bind), org_id)
 
     after_commit(session, f"{RELAY_ACTOR}:{org_id}", lambda: request_relay(org_id))

@@ -31,5 +31,23 @@ async def commit(session: AsyncSession) -> None:
             log.warning("after_commit_failed", task=key, exc_info=True)
 
 
+_ONCE = "once_per_transaction"
+
+
+def once_per_transaction(session: AsyncSession, key: str) -> bool:
+    """True the first time ``key`` is seen in the session's current transaction: work whose
+    effect lasts until that transaction ends (a row lock, a mark taken before the commit) is
+    done once, not once per item."""
+    transaction = session.sync_session.get_transaction()
+    seen: tuple[object, set[str]] | None = session.info.get(_ONCE)
+    if seen is None or seen[0] is not transaction:
+        seen = (transaction, set())
+        session.info[_ONCE] = seen
+    if key in seen[1]:
+        return False
+    seen[1].add(key)
+    return True
+
+
 def discard_after_commit(session: AsyncSession) -> None:
     session.info.pop(_KEY, None)

@@ -26,6 +26,7 @@ from tenancy.context import OrgContext
 from tenancy.generations import note_write
 from tenancy.keys import notify_tenancy_changed
 from tenancy.models import Organization
+from tenancy.transactions import once_per_transaction
 
 AUDIT_ACTION = "settings_changed"
 
@@ -162,7 +163,10 @@ async def update_settings(
 async def ensure_locale_enabled(session: AsyncSession, org: OrgContext, locale: str) -> None:
     """For writers of translations: ``locale`` is enabled in the org row (not only in the
     cached context), and stays so until this transaction ends (``FOR KEY SHARE``: a PATCH
-    removing it waits, then sees the translation)."""
+    removing it waits, then sees the translation). Read once per locale and transaction (the
+    lock lasts until it ends), so an import of many translations reads the row once."""
+    if not once_per_transaction(session, f"locale-enabled:{org.id}:{locale}"):
+        return
     locales = (
         await session.execute(
             select(Organization.locales)

@@ -237,15 +237,23 @@ def _gather(org: OrgContext, units: list[ImportUnit], result: ImportResult) -> l
     return list(pending.values())
 
 
-async def _sources(session: AsyncSession, kind: str, ids: set[str]) -> dict[str, str]:
-    """Live resources of the org among ``ids``: id -> own locale."""
+async def _sources(session: AsyncSession, kind: str, ids: set[str]) -> dict[str, tuple[str, str]]:
+    """Live resources of the org among ``ids``: id -> (own locale, digest of the source
+    fields, computed by PostgreSQL: the writers need it, the text need not travel)."""
     if not ids:
         return {}
+    digest = (
+        source_digest_sql(Question.title, Question.answer)
+        if kind == "question"
+        else source_digest_sql(Category.name, Category.description)
+    )
     model = Question if kind == "question" else Category
     rows = await session.execute(
-        select(model.id, model.locale).where(model.id.in_(ids), model.deleted_at.is_(None))
+        select(model.id, model.locale, digest.label("digest")).where(
+            model.id.in_(ids), model.deleted_at.is_(None)
+        )
     )
-    return {row.id: row.locale for row in rows}
+    return {row.id: (row.locale, row.digest) for row in rows}
 
 
 async def _stored(
@@ -286,7 +294,8 @@ async def import_document(session: AsyncSession, org: OrgContext, body: bytes) -
         mine = [g for g in groups if g.kind == kind and not g.failed]
         sources = await _sources(session, kind, {g.resource_id for g in mine})
         for group in mine:
-            own = sources.get(group.resource_id)
+            found = sources.get(group.resource_id)
+            own = found[0] if found is not None else None
             if own is None:
                 _fail_group(group, result, "not_found", f"no such {kind} in this organization")
             elif own == group.locale:
@@ -311,11 +320,22 @@ async def import_document(session: AsyncSession, org: OrgContext, body: bytes) -
                 continue
             if kind == "question":
                 await service.write_question_translation(
-                    session, org, group.resource_id, group.locale, merged, service.DRAFT
+                    session,
+                    org,
+                    group.resource_id,
+                    group.locale,
+                    merged,
+                    service.DRAFT,
+                    sources[group.resource_id][1],
                 )
             else:
                 await service.write_category_translation(
-                    session, org, group.resource_id, group.locale, merged
+                    session,
+                    org,
+                    group.resource_id,
+                    group.locale,
+                    merged,
+                    sources[group.resource_id][1],
                 )
             result.updated += 1
     return result.public()

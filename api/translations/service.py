@@ -105,10 +105,6 @@ def translation_locale(org: OrgContext, resource_locale: str, locale: str) -> st
 _CREATED: ColumnElement[bool] = literal_column("xmax = 0").label("created")
 
 
-async def _source(session: AsyncSession, *columns: Any, where: ColumnElement[bool]) -> Row[Any]:
-    return (await session.execute(select(*columns).where(where))).one()
-
-
 async def write_question_translation(
     session: AsyncSession,
     org: OrgContext,
@@ -116,15 +112,14 @@ async def write_question_translation(
     locale: str,
     fields: dict[str, Any],
     status: str | None,
+    digest: str,
 ) -> tuple[dict[str, Any], bool]:
     """Create or replace the question's translation in ``locale`` (``fields``: ``title``,
     ``answer``); ``status`` None keeps an existing row's status (a new row is a draft).
+    ``digest``: of the question's current source fields (the caller has read them; locked or
+    not, a source changed after this read makes the translation outdated, as it should).
     Returns (Translation, created?)."""
     await ensure_locale_enabled(session, org, locale)
-    source = await _source(
-        session, Question.title, Question.answer, where=Question.id == question_id
-    )
-    digest = question_digest(source)
     now = utcnow()
     title, answer = fields["title"], fields["answer"]
     values = {
@@ -164,15 +159,12 @@ async def write_category_translation(
     category_id: str,
     locale: str,
     fields: dict[str, Any],
+    digest: str,
 ) -> tuple[dict[str, Any], bool]:
     """Create or replace the category's translation in ``locale`` (``fields``: ``name``,
-    ``description`` (may be absent or None)), with its audit entry. Returns (Translation,
-    created?)."""
+    ``description`` (may be absent or None)), with its audit entry. ``digest``: of the
+    category's current source fields. Returns (Translation, created?)."""
     await ensure_locale_enabled(session, org, locale)
-    source = await _source(
-        session, Category.name, Category.description, where=Category.id == category_id
-    )
-    digest = category_digest(source)
     before_row = (
         await session.execute(
             select(*_category_columns())
@@ -284,7 +276,9 @@ async def put_question_translation(
 ) -> tuple[dict[str, Any], bool]:
     question = await _question(session, ref)
     tag = translation_locale(org, question.locale, locale)
-    return await write_question_translation(session, org, question.id, tag, fields, status)
+    return await write_question_translation(
+        session, org, question.id, tag, fields, status, question_digest(question)
+    )
 
 
 async def delete_question_translation(
@@ -341,7 +335,9 @@ async def put_category_translation(
 ) -> tuple[dict[str, Any], bool]:
     category = await _category(session, ref)
     tag = translation_locale(org, category.locale, locale)
-    return await write_category_translation(session, org, category.id, tag, fields)
+    return await write_category_translation(
+        session, org, category.id, tag, fields, category_digest(category)
+    )
 
 
 async def delete_category_translation(
