@@ -15,7 +15,7 @@ from playwright.sync_api import Request, sync_playwright
 
 from tests.fixtures.live_server import LiveServer, live_server  # noqa: F401
 
-RESOURCES = ("categories", "questions", "webhooks", "billing")
+RESOURCES = ("categories", "questions", "webhooks", "billing", "settings", "translations")
 
 
 def _chromium() -> str:
