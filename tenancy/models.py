@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Boolean, DateTime, ForeignKey, String, func
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tenancy.db import SharedBase
@@ -25,6 +26,8 @@ class Organization(SharedBase):
     # BCP 47 tags in canonical case; the default is one of ``locales`` (issue 15).
     default_locale: Mapped[str] = mapped_column(String(35), server_default="en")
     locales: Mapped[list[str]] = mapped_column(ARRAY(String(35)), server_default="{en}")
+    # The hosted help center (issue 16): {"enabled", "title", "primaryColor"}; off by default.
+    help_center: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default='{"enabled": false}')
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
@@ -37,4 +40,12 @@ class ApiKey(SharedBase):
     org_id: Mapped[str] = mapped_column(ForeignKey("shared.organizations.id", ondelete="CASCADE"))
     scopes: Mapped[list[str]] = mapped_column(ARRAY(String(10)))
     revoked: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
+    # Keys managed by API (issue 16): allowed origins drive CORS for ``public`` keys only.
+    name: Mapped[str] = mapped_column(String(200), default="", server_default="")
+    allowed_origins: Mapped[list[str]] = mapped_column(
+        ARRAY(String(255)), default=list, server_default="{}"
+    )
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
