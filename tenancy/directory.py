@@ -26,7 +26,9 @@ import asyncio
 import contextlib
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -53,6 +55,11 @@ class KeyRecord:
     org_id: str
     scopes: tuple[str, ...]
     revoked: bool
+    allowed_origins: tuple[str, ...] = ()
+    expires_at: datetime | None = None
+
+    def expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,8 @@ class OrgRecord:
     schema_name: str
     default_locale: str = "en"
     locales: tuple[str, ...] = ("en",)
+    # {"enabled": bool, "title": str, "primaryColor": "#rrggbb"} (issue 16); off by default.
+    help_center: Mapping[str, Any] = field(default_factory=lambda: {"enabled": False})
 
 
 class Directory:
@@ -136,14 +145,26 @@ class Directory:
         async with shared_session(self._engine) as session:
             row = (
                 await session.execute(
-                    select(ApiKey.fingerprint, ApiKey.org_id, ApiKey.scopes, ApiKey.revoked).where(
-                        ApiKey.key_hash == digest
-                    )
+                    select(
+                        ApiKey.fingerprint,
+                        ApiKey.org_id,
+                        ApiKey.scopes,
+                        ApiKey.revoked,
+                        ApiKey.allowed_origins,
+                        ApiKey.expires_at,
+                    ).where(ApiKey.key_hash == digest)
                 )
             ).first()
         if row is None:
             return None
-        return KeyRecord(row.fingerprint, row.org_id, tuple(row.scopes), row.revoked)
+        return KeyRecord(
+            row.fingerprint,
+            row.org_id,
+            tuple(row.scopes),
+            row.revoked,
+            tuple(row.allowed_origins),
+            row.expires_at,
+        )
 
     async def org(self, slug: str) -> OrgRecord | None:
         hit = self._orgs.get(slug)
@@ -160,13 +181,20 @@ class Directory:
                         Organization.schema_name,
                         Organization.default_locale,
                         Organization.locales,
+                        Organization.help_center,
                     ).where(Organization.slug == slug)
                 )
             ).first()
         if row is None:
             return None
         record = OrgRecord(
-            row.id, row.slug, row.plan, row.schema_name, row.default_locale, tuple(row.locales)
+            row.id,
+            row.slug,
+            row.plan,
+            row.schema_name,
+            row.default_locale,
+            tuple(row.locales),
+            dict(row.help_center),
         )
         if self._invalidations == epoch:
             self._orgs[slug] = (started, record)
