@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import re
 from typing import Any
@@ -33,6 +35,8 @@ from api.errors import (
     ValidationFailed,
     field_error,
 )
+from api.helpcenter.feedback import feedback as help_center_feedback
+from api.helpcenter.routes import hc as help_center_pages
 from api.observability import end_request, health, start_request
 from api.openapi import FaqOpenAPIProvider
 from api.pagination import CursorCodec
@@ -308,6 +312,8 @@ def create_app(settings: Settings | None = None) -> Quart:
     app.register_blueprint(health)
     app.register_blueprint(api_v1)
     app.register_blueprint(stripe_webhook)
+    app.register_blueprint(help_center_feedback)
+    app.register_blueprint(help_center_pages)
     register_error_handlers(app)
 
     settings.require_secret_key()  # fail at start-up, not on the first request
@@ -340,6 +346,10 @@ def create_app(settings: Settings | None = None) -> Quart:
     async def close_resources() -> None:
         ext: Tenancy = app.extensions["tenancy"]
         await ext.directory.stop()
+        usage = app.extensions.get("key_usage")
+        if usage is not None:
+            with contextlib.suppress(TimeoutError):  # lastUsedAt writes in flight
+                await asyncio.wait_for(usage.drain(), 5)
         await ext.engine.dispose()
         await app.extensions["redis"].aclose()
         await close_stripe_gateway(app)

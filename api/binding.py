@@ -2,7 +2,11 @@
 org's schema. The request owns the transaction: committed when the response is below 400.
 
 Every view under the API blueprint must declare its scope with ``@requires_scope``; a view
-without one is refused, so a forgotten declaration fails closed.
+without one is refused, so a forgotten declaration fails closed. A publishable key (scope
+``public``) reaches only the views declared ``@requires_scope("read", public=True)``; its
+responses are cached apart from secret keys' (the cache key names the audience), and it is
+limited per client address too (``FAQ_PUBLIC_KEY_PER_ADDRESS_PER_MINUTE``). An expired key is
+refused like an unknown one. Each request notes its key's use (``api.keys.usage``).
 
 A key presented but unknown or revoked counts as a failed authentication of the client's
 address (``client_address``); past ``FAQ_AUTH_FAILURES_PER_MINUTE`` the address gets 429
@@ -27,6 +31,7 @@ from api.errors import (
     ValidationFailed,
     field_error,
 )
+from api.keys.usage import KeyUsage
 from api.locales import LocaleNotEnabled, negotiate
 from api.org_inflight import Slot
 from api.org_inflight import for_app as org_inflight
@@ -39,11 +44,12 @@ from api.response_cache import (
     cache_key,
     has_next_page,
 )
+from tenancy.clock import utcnow
 from tenancy.context import OrgContext
 from tenancy.db import tenant_session
 from tenancy.directory import Directory
 from tenancy.generations import ITEMS, LISTS, generation_key, initial_generation
-from tenancy.keys import grants, hash_key
+from tenancy.keys import grants, hash_key, is_public
 from tenancy.settings import Settings
 from tenancy.transactions import commit, discard_after_commit
 
@@ -53,14 +59,34 @@ CACHED_HEADERS = ("Content-Language",)  # headers of a cached body that depend o
 # read survives creates of other questions; the rest change with every write.
 ITEM_READS = frozenset({"api.questions.get_question"})
 SCOPE_ATTRIBUTE = "_faq_required_scope"
+PUBLIC_ATTRIBUTE = "_faq_public_read"
+# Appended to the locale part of a cached read's key for publishable keys (published only).
+PUBLIC_AUDIENCE = "\x00public"
 
 
-def requires_scope(scope: str) -> Callable[[F], F]:
+def requires_scope(scope: str, *, public: bool = False) -> Callable[[F], F]:
+    """The scope a view needs; ``public``: a publishable key may call it too (published
+    content only: the view checks ``public_audience()``)."""
+
     def decorator(func: F) -> F:
         setattr(func, SCOPE_ATTRIBUTE, scope)
+        if public:
+            setattr(func, PUBLIC_ATTRIBUTE, True)
         return func
 
     return decorator
+
+
+def public_audience() -> bool:
+    """The request is made with a publishable key: it sees published content only."""
+    return is_public(current_org().scopes)
+
+
+def key_usage() -> KeyUsage:
+    usage: KeyUsage | None = current_app.extensions.get("key_usage")
+    if usage is None:
+        usage = current_app.extensions["key_usage"] = KeyUsage(tenancy().engine)
+    return usage
 
 
 class Tenancy:
@@ -172,6 +198,13 @@ async def bind_request_to_org() -> Response | None:
     # The lookup is by hash; compare again in constant time so no early exit leaks timing.
     if key is None or key.revoked or not hmac.compare_digest(hash_key(token)[:16], key.fingerprint):
         await refuse_key()
+    if key.expires_at is not None and key.expired(utcnow()):
+        await refuse_key()
+    public = is_public(key.scopes)
+    if public:
+        g.cors_origins = key.allowed_origins  # api/cors.py
+    else:
+        g.secret_key = True
     slug: str = g.get("org_slug", "")
     org = await ext.directory.org(slug)
     if org is None or org.id != key.org_id:
@@ -186,21 +219,34 @@ async def bind_request_to_org() -> Response | None:
     generation_kind = ITEMS if request.endpoint in ITEM_READS else LISTS
     decision: RateDecision | None = None
     if ext.rate_limiter is not None:
-        decision = await ext.rate_limiter.hit(
-            key.fingerprint,
-            org.plan,
-            also_get=generation_key(org.schema_name, generation_kind) if cacheable else None,
-        )
+        also_get = generation_key(org.schema_name, generation_kind) if cacheable else None
+        if public:
+            settings: Settings = current_app.extensions["settings"]
+            decision = await ext.rate_limiter.hit_public(
+                key.fingerprint,
+                org.plan,
+                client_address(),
+                settings.faq_public_key_per_address_per_minute,
+                also_get=also_get,
+            )
+        else:
+            decision = await ext.rate_limiter.hit(key.fingerprint, org.plan, also_get=also_get)
         if decision is not None:
             generation = decision.fetched
             g.rate_headers = decision.headers()
             if not decision.allowed:
+                message = (
+                    "Too many requests from this address with this key."
+                    if decision.by_address
+                    else f"Rate limit of {decision.limit} requests per window reached."
+                )
                 raise RateLimited(
-                    f"Rate limit of {decision.limit} requests per window reached.",
+                    message,
                     headers={**decision.headers(), "Retry-After": str(decision.reset_seconds)},
                 )
-    if not grants(list(key.scopes), required):
+    if not (grants(key.scopes, required) or (public and getattr(view, PUBLIC_ATTRIBUTE, False))):
         raise InsufficientScope(f"This operation requires the {required!r} scope.")
+    key_usage().seen(key.fingerprint)
     g.org = OrgContext(
         org.id,
         org.slug,
@@ -216,8 +262,9 @@ async def bind_request_to_org() -> Response | None:
         if generation is None:
             generation = await initial_generation(org.schema_name, generation_kind)
         if generation is not None:
+            audience = f"{locale}{PUBLIC_AUDIENCE}" if public else locale
             path, variant = cache_key(
-                request.path, request.args.items(multi=True), request.full_path, locale
+                request.path, request.args.items(multi=True), request.full_path, audience
             )
             cached = ext.cache.get(org.schema_name, path, generation, variant)
             if cached is not None:

@@ -153,3 +153,15 @@ class LocaleInUse(ServiceError):
     status = 409
     code = "locale_in_use"
     message = "The locale still has translations; delete them before removing the locale."
+
+
+class KeyNotFound(ServiceError):
+    status = 404
+    code = "key_not_found"
+    message = "No such API key in this organization."
+
+
+class LastAdminKey(ServiceError):
+    status = 409
+    code = "last_admin_key"
+    message = "This is the organization's last active admin key: create another one first."

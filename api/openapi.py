@@ -11,12 +11,12 @@ from api.schemas import ErrorBody
 
 ERROR_STATUSES = {
     "400": "Invalid input (validation_failed, validation_error, invalid_json, …)",
-    "401": "Missing, unknown or revoked API key",
+    "401": "Missing, unknown, revoked or expired API key",
     "402": "The plan's cap is reached",
     "403": "Insufficient scope, or a plan below STARTER",
     "404": "Unknown org, resource or route",
     "405": "Method not allowed",
-    "409": "Conflict (slug_conflict, category_not_empty, …)",
+    "409": "Conflict (slug_conflict, category_not_empty, last_admin_key, …)",
     "413": "Request body too large",
     "422": "Idempotency key reused with another body",
     "429": "Rate limited (see Retry-After)",
@@ -33,8 +33,18 @@ TAGS = {
     "billing": "The plan, Stripe checkout and portal, Stripe's events",
     "settings": "The organization's settings: its locales",
     "translations": "Translation files (XLIFF 1.2) of every question and category",
+    "keys": "API keys: secret keys (read, write, admin) and publishable keys (public)",
     "operations": "Health, readiness and metrics",
 }
+
+BEARER = (
+    "An API key: `Authorization: Bearer <key>`. Secret keys (`faq_…`) carry read, write or "
+    "admin (admin includes write, write includes read); keep them on a server. A publishable "
+    "key (`faq_pk_…`, scope `public` alone) may be used in a browser: it reads categories and "
+    "published questions (lists, single reads, search, published translations), anything else "
+    "is 403 `insufficient_scope`; requests from its `allowedOrigins` get CORS headers, and it is "
+    "rate limited per key and per client address."
+)
 
 
 def tag_of(path: str) -> str:
@@ -62,6 +72,10 @@ class FaqOpenAPIProvider(OpenAPIProvider):
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
         }
         schema["tags"] = [{"name": n, "description": d} for n, d in TAGS.items()]
+        schemes = schema["components"].setdefault("securitySchemes", {})
+        schemes.setdefault("bearer", {"type": "http", "scheme": "bearer"})["description"] = BEARER
+        # The help center's HTML pages (api/helpcenter) are not part of the API.
+        schema["paths"] = {p: o for p, o in schema["paths"].items() if not p.startswith("/hc/")}
         for path, operations in schema["paths"].items():
             for operation in operations.values():
                 operation.setdefault("tags", [tag_of(path)])

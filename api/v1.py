@@ -20,7 +20,9 @@ from api.binding import (
 )
 from api.categories import service as categories_service
 from api.categories.routes import categories
+from api.cors import add_cors_headers, answer_preflight
 from api.errors import MethodNotAllowed
+from api.keys.routes import keys
 from api.questions.routes import questions
 from api.questions.rules import SLUGS as QUESTION_SLUGS
 from api.settings.routes import settings
@@ -60,8 +62,11 @@ async def refuse_other_methods_on_operations() -> None:
         raise MethodNotAllowed()
 
 
+api_v1.before_request(answer_preflight)  # CORS preflights carry no key (api/cors.py)
 api_v1.before_request(refuse_other_methods_on_operations)
 api_v1.before_request(bind_request_to_org)
+# After-request functions run last-registered first: CORS headers go on the final response.
+api_v1.after_request(add_cors_headers)
 api_v1.after_request(finish_request_transaction)
 api_v1.teardown_request(close_request_session)
 
@@ -72,3 +77,4 @@ api_v1.register_blueprint(billing)
 api_v1.register_blueprint(settings)
 api_v1.register_blueprint(translations)
 api_v1.register_blueprint(translation_files)
+api_v1.register_blueprint(keys)

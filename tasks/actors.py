@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tasks.billing
 import tasks.deliveries
+import tasks.help_center
 import tasks.publishing
 import tasks.purge
 import tasks.relay

@@ -36,8 +36,9 @@ import structlog
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from tenancy.clock import utcnow
 from tenancy.db import shared_session
-from tenancy.keys import INVALIDATION_CHANNEL, NEW_KEY_PAYLOAD, hash_key
+from tenancy.keys import INVALIDATION_CHANNEL, NEW_KEY_PAYLOAD, hash_key, public_origins
 from tenancy.models import ApiKey, Organization
 
 log = structlog.get_logger(__name__)
@@ -81,6 +82,8 @@ class Directory:
         self._keys: dict[str, tuple[float, KeyRecord]] = {}
         self._orgs: dict[str, tuple[float, OrgRecord]] = {}
         self._misses: OrderedDict[str, float] = OrderedDict()  # digest -> stamp, oldest first
+        # org id -> (stamp, [(origin, expiry)]): the origins of the org's public keys (CORS).
+        self._origins: dict[str, tuple[float, list[tuple[str, datetime | None]]]] = {}
         self._listening = False
         # When the last keep-alive that was answered started (monotonic seconds).
         self._confirmed = float("-inf")
@@ -110,12 +113,14 @@ class Directory:
         self._keys.clear()
         self._orgs.clear()
         self._misses.clear()
+        self._origins.clear()
 
     def _notified(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
         if payload == NEW_KEY_PAYLOAD:
-            # A new key: only the cached misses can be wrong.
+            # A new key: only the cached misses and public origins can be wrong.
             self._invalidations += 1
             self._misses.clear()
+            self._origins.clear()
         else:
             self.clear()
 
@@ -165,6 +170,21 @@ class Directory:
             tuple(row.allowed_origins),
             row.expires_at,
         )
+
+    async def public_origins(self, org_id: str) -> frozenset[str]:
+        """The origins listed by the org's active public keys (a CORS preflight carries no
+        key), cached like keys; a key's expiry is checked at each call."""
+        hit = self._origins.get(org_id)
+        if hit and self._fresh(hit[0]):
+            listed = hit[1]
+        else:
+            epoch, started = self._invalidations, time.monotonic()
+            async with shared_session(self._engine) as session:
+                listed = await public_origins(session, org_id)
+            if self._invalidations == epoch:
+                self._origins[org_id] = (started, listed)
+        now = utcnow()
+        return frozenset(o for o, expiry in listed if expiry is None or expiry > now)
 
     async def org(self, slug: str) -> OrgRecord | None:
         hit = self._orgs.get(slug)

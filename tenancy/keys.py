@@ -1,17 +1,28 @@
-"""API keys: generated once, stored as SHA-256 hashes, identified by a fingerprint."""
+"""API keys: generated once, stored as SHA-256 hashes, identified by a fingerprint.
+
+Secret keys (``faq_…``) carry read, write or admin (admin includes write, write includes
+read). A publishable key (``faq_pk_…``, issue 16) carries ``public`` alone: no other scope
+includes it and it includes none of them.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
-from sqlalchemy import select, text, update
+from sqlalchemy import ColumnElement, and_, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tenancy.models import ApiKey
 
 SCOPE_RANK = {"read": 1, "write": 2, "admin": 3}
+PUBLIC = "public"
+SCOPES = (*SCOPE_RANK, PUBLIC)
+SECRET_PREFIX = "faq_"  # noqa: S105 (a prefix, not a secret)
+PUBLIC_PREFIX = "faq_pk_"
 INVALIDATION_CHANNEL = "faq_tenancy"
 # The NOTIFY payload of a key creation (others carry an org id): processes drop cached misses.
 NEW_KEY_PAYLOAD = "new-key"
@@ -25,17 +36,36 @@ def fingerprint_of(key: str) -> str:
     return hash_key(key)[:16]
 
 
-def parse_scopes(raw: str) -> list[str]:
-    scopes = [s.strip() for s in raw.split(",") if s.strip()]
-    unknown = [s for s in scopes if s not in SCOPE_RANK]
+def check_scopes(scopes: Sequence[str]) -> list[str]:
+    """The scopes, each once in the order given; ValueError when empty, unknown, or
+    ``public`` with another scope."""
+    unknown = [s for s in scopes if s not in SCOPES]
     if not scopes or unknown:
-        raise ValueError(f"scopes must be a comma list of read, write, admin (got {raw!r})")
-    return scopes
+        raise ValueError("scopes must be read, write, admin or public")
+    kept = list(dict.fromkeys(scopes))
+    if PUBLIC in kept and len(kept) > 1:
+        raise ValueError("public cannot be combined with other scopes")
+    return kept
 
 
-def grants(scopes: list[str], required: str) -> bool:
-    """admin includes write, write includes read."""
-    return max((SCOPE_RANK[s] for s in scopes), default=0) >= SCOPE_RANK[required]
+def parse_scopes(raw: str) -> list[str]:
+    try:
+        return check_scopes([s.strip() for s in raw.split(",") if s.strip()])
+    except ValueError as error:
+        raise ValueError(f"{error} (got {raw!r})") from None
+
+
+def grants(scopes: Sequence[str], required: str) -> bool:
+    """admin includes write, write includes read; public includes nothing else, and nothing
+    else includes it."""
+    if required == PUBLIC:
+        return PUBLIC in scopes
+    rank = max((SCOPE_RANK.get(s, 0) for s in scopes), default=0)
+    return rank >= SCOPE_RANK[required]
+
+
+def is_public(scopes: Sequence[str]) -> bool:
+    return PUBLIC in scopes
 
 
 @dataclass(frozen=True)
@@ -45,12 +75,34 @@ class IssuedKey:
     scopes: list[str]
 
 
-async def create_key(session: AsyncSession, org_id: str, scopes: list[str]) -> IssuedKey:
-    key = "faq_" + secrets.token_urlsafe(32)
+async def create_key(
+    session: AsyncSession,
+    org_id: str,
+    scopes: list[str],
+    *,
+    name: str = "",
+    allowed_origins: Sequence[str] = (),
+    expires_at: datetime | None = None,
+) -> IssuedKey:
+    """A new key (``faq_pk_`` for a public one); the caller's transaction commits it."""
+    scopes = check_scopes(scopes)
+    prefix = PUBLIC_PREFIX if is_public(scopes) else SECRET_PREFIX
+    key = prefix + secrets.token_urlsafe(32)
     digest = hash_key(key)
-    session.add(ApiKey(fingerprint=digest[:16], key_hash=digest, org_id=org_id, scopes=scopes))
+    session.add(
+        ApiKey(
+            fingerprint=digest[:16],
+            key_hash=digest,
+            org_id=org_id,
+            scopes=scopes,
+            name=name,
+            allowed_origins=list(allowed_origins),
+            expires_at=expires_at,
+        )
+    )
     await session.flush()
-    # On commit: no process keeps a cached miss for it (tenancy/directory.py).
+    # On commit: no process keeps a cached miss for it, nor stale public origins
+    # (tenancy/directory.py).
     await session.execute(
         text("SELECT pg_notify(:channel, :payload)"),
         {"channel": INVALIDATION_CHANNEL, "payload": NEW_KEY_PAYLOAD},
@@ -58,11 +110,46 @@ async def create_key(session: AsyncSession, org_id: str, scopes: list[str]) -> I
     return IssuedKey(key=key, fingerprint=digest[:16], scopes=scopes)
 
 
+def active_key() -> ColumnElement[bool]:
+    """Not revoked and not expired (now: the transaction's time)."""
+    return and_(
+        ApiKey.revoked.is_(False),
+        or_(ApiKey.expires_at.is_(None), ApiKey.expires_at > func.now()),
+    )
+
+
+async def public_origins(session: AsyncSession, org_id: str) -> list[tuple[str, datetime | None]]:
+    """The origins listed by the org's public keys not revoked, each with its key's expiry
+    (the caller checks it at the time of use: a cached answer stays right as keys expire)."""
+    origin = func.unnest(ApiKey.allowed_origins).label("origin")
+    rows = await session.execute(
+        select(origin, ApiKey.expires_at).where(
+            ApiKey.org_id == org_id, ApiKey.scopes.contains([PUBLIC]), ApiKey.revoked.is_(False)
+        )
+    )
+    return [(row.origin, row.expires_at) for row in rows]
+
+
+async def touch_key(session: AsyncSession, fingerprint: str) -> None:
+    """Record a use of the key (``last_used_at``), at most once a minute in the database."""
+    await session.execute(
+        update(ApiKey)
+        .where(
+            ApiKey.fingerprint == fingerprint,
+            or_(
+                ApiKey.last_used_at.is_(None),
+                ApiKey.last_used_at < func.now() - text("interval '1 minute'"),
+            ),
+        )
+        .values(last_used_at=func.now())
+    )
+
+
 async def revoke_key(session: AsyncSession, fingerprint: str) -> bool:
     result = await session.execute(
         update(ApiKey)
         .where(ApiKey.fingerprint == fingerprint)
-        .values(revoked=True)
+        .values(revoked=True, revoked_at=func.coalesce(ApiKey.revoked_at, func.now()))
         .returning(ApiKey.org_id)
     )
     org_id = result.scalar_one_or_none()

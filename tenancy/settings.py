@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     # Failed authentications (a key presented but unknown or revoked) per client address per
     # minute; past it, 429 rate_limited instead of 401 (valid keys keep working).
     faq_auth_failures_per_minute: int = Field(default=300, ge=1)
+    # Requests per minute of one client address with one publishable (``public``) key, on top
+    # of the key's own plan limit: one visitor cannot use up a site's budget (issue 16).
+    faq_public_key_per_address_per_minute: int = Field(default=120, ge=1)
     # Take the client address from the last X-Forwarded-For entry (only behind a trusted proxy
     # that appends it); otherwise the peer's address.
     faq_trust_forwarded_for: bool = False

@@ -92,7 +92,9 @@ async def test_orgs_create_with_a_locale_serves_it(client: Any) -> None:
     key = json.loads(faq("keys", "create", slug, "--scopes", "read", "--json").stdout)["key"]
     auth = {"Authorization": f"Bearer {key}"}
     r = await client.get(f"/api/v1/{slug}/settings", headers=auth)
-    assert (await r.get_json())["data"] == {"defaultLocale": "pt-BR", "locales": ["pt-BR"]}
+    data = (await r.get_json())["data"]
+    assert (data["defaultLocale"], data["locales"]) == ("pt-BR", ["pt-BR"])
+    assert data["helpCenter"]["enabled"] is False
     r = await client.get(f"/api/v1/{slug}/categories/uncategorized", headers=auth)
     assert (await r.get_json())["data"]["locale"] == "pt-BR"
 
@@ -139,3 +141,45 @@ def test_secret_key_is_a_fernet_key() -> None:
 
     key = faq("secret-key").stdout.strip()
     assert Fernet(key.encode()).decrypt(Fernet(key.encode()).encrypt(b"x")) == b"x"
+
+
+async def test_keys_create_makes_a_publishable_key_with_name_origins_and_expiry(
+    client: Any,
+) -> None:
+    slug = unique_slug("cli")
+    assert faq("orgs", "create", slug, "--json").returncode == 0
+    admin = json.loads(faq("keys", "create", slug, "--scopes", "admin", "--json").stdout)
+    made = faq(
+        "keys",
+        "create",
+        slug,
+        "--scopes",
+        "public",
+        "--name",
+        "website",
+        "--origins",
+        "https://shop.example,http://localhost:3000",
+        "--expires",
+        "2099-01-01T00:00:00Z",
+        "--json",
+    )
+    assert made.returncode == 0, made.stderr
+    issued = json.loads(made.stdout)
+    assert issued["key"].startswith("faq_pk_")
+    assert issued["scopes"] == ["public"]
+    r = await client.get(
+        f"/api/v1/{slug}/keys", headers={"Authorization": f"Bearer {admin['key']}"}
+    )
+    listed = {k["fingerprint"]: k for k in (await r.get_json())["data"]}
+    key = listed[issued["fingerprint"]]
+    assert key["name"] == "website"
+    assert key["allowedOrigins"] == ["https://shop.example", "http://localhost:3000"]
+    assert key["expiresAt"] == "2099-01-01T00:00:00.000Z"
+    for bad in (
+        ["--scopes", "public,read"],
+        ["--scopes", "public", "--origins", "https://a.example/path"],
+        ["--scopes", "read", "--origins", "https://a.example"],
+        ["--scopes", "read", "--expires", "2001-01-01T00:00:00Z"],
+        ["--scopes", "read", "--expires", "tomorrow"],
+    ):
+        assert faq("keys", "create", slug, *bad).returncode == 2, bad

@@ -33,11 +33,12 @@ Result = tuple[dict[str, Any], int]
 
 
 @categories.get("")
-@requires_scope("read")
+@requires_scope("read", public=True)
 @validate_querystring(CategoryListQuery)
 @document_response(ListEnvelope[CategoryOut])
 async def list_categories(query_args: CategoryListQuery) -> Result:
-    """List categories, by order then id; with q, best match first."""
+    """List categories, by order then id; with q, best match first. Also readable with a
+    publishable key."""
     locale = chosen_locale()
     # A search's cursor is signed for its q and locale (ranks differ per locale).
     kind = "categories" if query_args.q is None else f"categories:q:{query_args.q}:{locale}"
@@ -90,11 +91,12 @@ async def reorder_categories(data: IdsBody) -> Result:
 
 
 @categories.get("/<ref>")
-@requires_scope("read")
+@requires_scope("read", public=True)
 @document_querystring(ReadQuery)
 @document_response(Envelope[CategoryOut])
 async def get_category(ref: str) -> tuple[dict[str, Any], int, dict[str, str]]:
-    """Get a category by id or slug, served in ``?locale=`` (else Accept-Language)."""
+    """Get a category by id or slug, served in ``?locale=`` (else Accept-Language). Also
+    readable with a publishable key."""
     data = await queries.get_category(db(), ref, chosen_locale())
     return {"data": data}, 200, {"Content-Language": data["locale"]}
 

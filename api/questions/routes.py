@@ -15,8 +15,15 @@ from quart_schema import (
     validate_request,
 )
 
-from api.binding import chosen_locale, current_org, cursors, db, requires_scope
-from api.errors import ValidationFailed, field_error
+from api.binding import (
+    chosen_locale,
+    current_org,
+    cursors,
+    db,
+    public_audience,
+    requires_scope,
+)
+from api.errors import InsufficientScope, QuestionNotFound, ValidationFailed, field_error
 from api.pagination import list_body
 from api.questions import queries, service
 from api.questions.schemas import (
@@ -58,13 +65,21 @@ def _body_hash(data: QuestionCreate) -> str:
 
 
 @questions.get("")
-@requires_scope("read")
+@requires_scope("read", public=True)
 @validate_querystring(QuestionListQuery)
 @document_response(ListEnvelope[QuestionOut])
 async def list_questions(query_args: QuestionListQuery) -> Result:
     """List questions, by order then id; with q, best match first (title above answer).
     Served in ``locale`` (else Accept-Language); ``translation`` with ``locale``: the
-    translators' worklist."""
+    translators' worklist. A publishable key lists published questions only (another
+    ``status`` is an empty list) and has no worklist (403)."""
+    status = query_args.status
+    if public_audience():
+        if query_args.translation is not None:
+            raise InsufficientScope("The translators' worklist requires the 'read' scope.")
+        if status not in (None, "published"):
+            return list_body([], query_args.limit, None), 200
+        status = "published"
     if query_args.translation is not None and query_args.locale is None:
         raise ValidationFailed(
             "translation needs a locale.", details=field_error("translation", "needs locale")
@@ -83,7 +98,7 @@ async def list_questions(query_args: QuestionListQuery) -> Result:
         after=after,
         q=query_args.q,
         category=query_args.category,
-        status=query_args.status,
+        status=status,
         locale=locale,
         translation=query_args.translation,
     )
@@ -121,12 +136,15 @@ async def reorder_questions(data: IdsBody) -> Result:
 
 
 @questions.get("/<ref>")
-@requires_scope("read")
+@requires_scope("read", public=True)
 @document_querystring(ReadQuery)
 @document_response(Envelope[QuestionOut])
 async def get_question(ref: str) -> tuple[dict[str, Any], int, dict[str, str]]:
-    """Get a question by id or slug, served in ``?locale=`` (else Accept-Language)."""
+    """Get a question by id or slug, served in ``?locale=`` (else Accept-Language). To a
+    publishable key only a published question exists."""
     data = await queries.get_question(db(), ref, chosen_locale())
+    if data["status"] != "published" and public_audience():
+        raise QuestionNotFound()
     return {"data": data}, 200, {"Content-Language": data["locale"]}
 
 

@@ -18,6 +18,7 @@ from api.categories.models import Category
 from api.errors import LocaleInUse, ValidationFailed, field_error
 from api.locales import canonical_tag
 from api.questions.models import Question
+from api.settings import help_center
 from api.translations.models import CategoryTranslation, QuestionTranslation
 from billing.errors import PlanLimitReached
 from billing.plans import Plan, cap_of
@@ -31,19 +32,27 @@ from tenancy.transactions import once_per_transaction
 AUDIT_ACTION = "settings_changed"
 
 
-def _public(default_locale: str, locales: list[str]) -> dict[str, Any]:
-    return {"defaultLocale": default_locale, "locales": list(locales)}
+def _public(default_locale: str, locales: list[str], hc: dict[str, Any]) -> dict[str, Any]:
+    return {"defaultLocale": default_locale, "locales": list(locales), help_center.FIELD: hc}
+
+
+def _help_center(stored: dict[str, Any] | None, name: str) -> dict[str, Any]:
+    """The public help center settings, defaults filled in (off until enabled)."""
+    return help_center.public(stored, name)
 
 
 async def get_settings(session: AsyncSession, org: OrgContext) -> dict[str, Any]:
     row = (
         await session.execute(
-            select(Organization.default_locale, Organization.locales).where(
-                Organization.id == org.id
-            )
+            select(
+                Organization.default_locale,
+                Organization.locales,
+                Organization.name,
+                Organization.help_center,
+            ).where(Organization.id == org.id)
         )
     ).one()
-    return _public(row.default_locale, row.locales)
+    return _public(row.default_locale, row.locales, _help_center(row.help_center, row.name))
 
 
 def _canonical_list(tags: list[str]) -> list[str]:
@@ -100,7 +109,7 @@ async def update_settings(
 ) -> dict[str, Any]:
     """PATCH: ``changes`` maps the client's field names (``defaultLocale``, ``locales``) to
     the values sent."""
-    for field in ("defaultLocale", "locales"):
+    for field in ("defaultLocale", "locales", help_center.FIELD):
         if field in changes and changes[field] is None:
             raise ValidationFailed(details=field_error(field, "must not be null"))
     new_locales = _canonical_list(changes["locales"]) if "locales" in changes else None
@@ -109,11 +118,25 @@ async def update_settings(
     )
     row = (
         await session.execute(
-            select(Organization.plan, Organization.default_locale, Organization.locales)
+            select(
+                Organization.plan,
+                Organization.default_locale,
+                Organization.locales,
+                Organization.name,
+                Organization.help_center,
+            )
             .where(Organization.id == org.id)
             .with_for_update()
         )
     ).one()
+    new_hc = (
+        help_center.merged(row.help_center, changes[help_center.FIELD])
+        if help_center.FIELD in changes
+        else None
+    )
+    if new_hc is not None:
+        # Stored in full: the pages read the record the directory caches (no org name there).
+        new_hc = help_center.public(new_hc, row.name)
     locales = new_locales if new_locales is not None else list(row.locales)
     default = new_default if new_default is not None else row.default_locale
     if default not in locales:
@@ -136,14 +159,17 @@ async def update_settings(
             f"{', '.join(in_use)} still {'has' if len(in_use) == 1 else 'have'} translations.",
             details=[{"field": "locales", "issue": f"{t} has translations"} for t in in_use],
         )
-    before = _public(row.default_locale, row.locales)
-    after = _public(default, locales)
-    if after == before:
+    stored_hc = new_hc if new_hc is not None else row.help_center
+    before = _public(row.default_locale, row.locales, _help_center(row.help_center, row.name))
+    after = _public(default, locales, _help_center(stored_hc, row.name))
+    if after == before and stored_hc == row.help_center:
         return after
     await session.execute(
         update(Organization)
         .where(Organization.id == org.id)
-        .values(default_locale=default, locales=locales, updated_at=func.now())
+        .values(
+            default_locale=default, locales=locales, help_center=stored_hc, updated_at=func.now()
+        )
     )
     await record_audit(
         session,
@@ -151,11 +177,13 @@ async def update_settings(
         resource_id=org.id,
         action=AUDIT_ACTION,
         actor=org.actor,
-        before=before,
-        after=after,
+        # Changed fields only, as in the category audit.
+        before={k: v for k, v in before.items() if after[k] != v},
+        after={k: v for k, v in after.items() if before[k] != v},
     )
     await notify_tenancy_changed(session, org.id)
-    # Reads negotiate their language among the enabled locales: cached bodies must go.
+    # Reads negotiate their language among the enabled locales, and help center pages show
+    # its title and colour: cached bodies must go.
     note_write(session.info, None)
     return after
 

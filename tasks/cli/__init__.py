@@ -66,7 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
     keys = sub.add_parser("keys").add_subparsers(dest="keys_command", required=True)
     key_create = keys.add_parser("create")
     key_create.add_argument("slug")
-    key_create.add_argument("--scopes", required=True)
+    key_create.add_argument("--scopes", required=True, help="read,write,admin or public")
+    key_create.add_argument("--name", default="", help="what the key is for")
+    key_create.add_argument(
+        "--origins", default="", help="public keys: comma list of https://host[:port]"
+    )
+    key_create.add_argument("--expires", default="", help="ISO 8601 time with an offset or Z")
     key_create.add_argument("--json", action="store_true")
     key_create.set_defaults(func=cmd_keys_create)
     revoke = keys.add_parser("revoke")

@@ -83,20 +83,38 @@ def cmd_orgs_set_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
+    from datetime import datetime
+
+    from api.keys.service import validated
     from tenancy.db import shared_session
+    from tenancy.errors import ServiceError
     from tenancy.keys import create_key, parse_scopes
     from tenancy.orgs import OrgNotFound, get_org
 
+    origins = [o.strip() for o in (args.origins or "").split(",") if o.strip()]
     try:
-        scopes = parse_scopes(args.scopes)
+        expires_at = datetime.fromisoformat(args.expires) if args.expires else None
+        if expires_at is not None and expires_at.tzinfo is None:
+            raise ValueError("--expires needs an offset or Z (ISO 8601)")
+        scopes, origins, expires_at = validated(parse_scopes(args.scopes), origins, expires_at)
     except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except ServiceError as exc:
         print(str(exc), file=sys.stderr)
         return 2
 
     async def work(engine: AsyncEngine) -> IssuedKey:
         org = await get_org(engine, args.slug)
         async with shared_session(engine) as session, session.begin():
-            return await create_key(session, org.id, scopes)
+            return await create_key(
+                session,
+                org.id,
+                scopes,
+                name=args.name,
+                allowed_origins=origins,
+                expires_at=expires_at,
+            )
 
     try:
         issued = run_with_engine(work)

@@ -45,6 +45,7 @@ BODY_ROUTES = [
     ("PATCH", "/settings"),
     ("PUT", "/questions/{question}/translations/fr"),
     ("PUT", "/categories/{category}/translations/fr"),
+    ("POST", "/keys"),
 ]
 
 

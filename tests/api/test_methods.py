@@ -40,6 +40,8 @@ SAMPLE = [
     ("GET", "/webhooks/wh_01JD0000000000000000000000/test", POST),
     ("DELETE", "/webhooks/wh_01JD0000000000000000000000/deliveries", GET),
     ("GET", "/webhooks/wh_01JD0000000000000000000000/recover", POST),
+    ("PUT", "/keys", GET | POST),
+    ("GET", "/keys/0123456789abcdef", {"DELETE", "OPTIONS"}),
     ("POST", "/billing", GET),
     ("GET", "/billing/checkout", POST),
     ("HEAD", "/billing/portal", POST),

@@ -80,6 +80,7 @@ FAQ_AUDIT_RETENTION_DAYS: {{ .Values.config.auditRetentionDays | toString | quot
 FAQ_RATE_LIMIT_WINDOW_SECONDS: {{ .Values.config.rateLimitWindowSeconds | toString | quote }}
 FAQ_ORG_MAX_INFLIGHT: {{ .Values.config.orgMaxInflight | toString | quote }}
 FAQ_AUTH_FAILURES_PER_MINUTE: {{ .Values.config.authFailuresPerMinute | toString | quote }}
+FAQ_PUBLIC_KEY_PER_ADDRESS_PER_MINUTE: {{ .Values.config.publicKeyPerAddressPerMinute | toString | quote }}
 FAQ_TRUST_FORWARDED_FOR: {{ .Values.config.trustForwardedFor | toString | quote }}
 {{- with .Values.config.rateLimits }}
 FAQ_RATE_LIMITS: {{ . | quote }}

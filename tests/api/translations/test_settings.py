@@ -26,6 +26,11 @@ async def settings(org: OrgClient, scope: str = "read") -> dict[str, Any]:
     return data
 
 
+def off(org: OrgClient) -> dict[str, Any]:
+    """The help center settings of an org that never configured it (issue 16)."""
+    return {"enabled": False, "title": org.info.name, "primaryColor": "#1f5fbf"}
+
+
 async def patch(org: OrgClient, body: Any, scope: str = "admin") -> Any:
     return await org.patch("/settings", json=body, scope=scope)
 
@@ -44,7 +49,7 @@ def fields(details: list[dict[str, str]]) -> set[str]:
 
 
 async def test_new_org_serves_en_and_reads_need_read_scope(org: OrgClient) -> None:
-    assert await settings(org) == {"defaultLocale": "en", "locales": ["en"]}
+    assert await settings(org) == {"defaultLocale": "en", "locales": ["en"], "helpCenter": off(org)}
     assert (await org.get("/settings", scope=None)).status_code == 401
 
 
@@ -55,7 +60,7 @@ async def test_patch_stores_canonical_case_and_needs_admin(org: OrgClient) -> No
 
     r = await patch(org, {"locales": ["en", "pt-br", "ZH-hant-tw"]})
     assert r.status_code == 200, await r.get_json()
-    want = {"defaultLocale": "en", "locales": ["en", "pt-BR", "zh-Hant-TW"]}
+    want = {"defaultLocale": "en", "locales": ["en", "pt-BR", "zh-Hant-TW"], "helpCenter": off(org)}
     assert (await r.get_json())["data"] == want
     assert await settings(org) == want
 
@@ -68,6 +73,7 @@ async def test_patch_stores_canonical_case_and_needs_admin(org: OrgClient) -> No
     assert await settings(org) == {
         "defaultLocale": "fr",
         "locales": ["fr", "en", "pt-BR", "zh-Hant-TW"],
+        "helpCenter": off(org),
     }
 
 
@@ -92,7 +98,7 @@ async def test_invalid_settings_name_the_field(org: OrgClient) -> None:
     assert fields(details) == {"locales"}
     for body in ({"locales": None}, {"defaultLocale": None}, {"locales": "en"}, {"other": 1}):
         await refused(org, body, 400, "validation_failed")
-    assert await settings(org) == {"defaultLocale": "en", "locales": ["en"]}
+    assert await settings(org) == {"defaultLocale": "en", "locales": ["en"], "helpCenter": off(org)}
 
 
 async def test_locales_per_plan_default_included(org_factory: OrgFactory) -> None:
@@ -212,7 +218,11 @@ async def test_the_default_applies_on_the_next_request_and_is_audited(
 
 async def test_other_orgs_are_untouched(org: OrgClient, other_org: OrgClient) -> None:
     assert (await patch(org, {"locales": ["en", "fr"]})).status_code == 200
-    assert await settings(other_org) == {"defaultLocale": "en", "locales": ["en"]}
+    assert await settings(other_org) == {
+        "defaultLocale": "en",
+        "locales": ["en"],
+        "helpCenter": off(other_org),
+    }
 
 
 async def test_a_removal_racing_a_translation_write_never_strands_a_translation(
@@ -244,3 +254,49 @@ async def test_a_removal_racing_a_translation_write_never_strands_a_translation(
             assert (enabled, translated) == (["en", "fr"], ["fr"])
             r = await org.delete(f"/questions/{question_id}/translations/fr", scope="write")
             assert r.status_code == 204
+
+
+# The hosted help center's settings (issue 16).
+
+
+async def test_help_center_is_off_by_default_and_patched_in_parts(org: OrgClient) -> None:
+    r = await patch(org, {"helpCenter": {"enabled": True}}, scope="write")
+    assert r.status_code == 403
+    r = await patch(org, {"helpCenter": {"enabled": True}})
+    assert r.status_code == 200, await r.get_json()
+    hc = (await r.get_json())["data"]["helpCenter"]
+    # The title defaults to the org's name, the colour to the default one.
+    assert hc["enabled"] is True
+    assert hc["title"] == org.info.name
+    assert hc["primaryColor"].startswith("#") and len(hc["primaryColor"]) == 7
+    r = await patch(org, {"helpCenter": {"title": "  Acme   help ", "primaryColor": "#AA3300"}})
+    assert r.status_code == 200, await r.get_json()
+    want = {"enabled": True, "title": "Acme help", "primaryColor": "#aa3300"}
+    assert (await r.get_json())["data"]["helpCenter"] == want
+    got = await settings(org)
+    assert got["helpCenter"] == want
+    assert got["defaultLocale"] == "en" and got["locales"] == ["en"]
+    r = await patch(org, {"helpCenter": {"enabled": False}})
+    assert (await r.get_json())["data"]["helpCenter"] == {**want, "enabled": False}
+    r = await patch(org, {"helpCenter": {"title": None}})
+    assert (await r.get_json())["data"]["helpCenter"]["title"] == org.info.name
+
+
+async def test_invalid_help_center_settings_name_the_field(org: OrgClient) -> None:
+    cases = [
+        ({"enabled": "yes"}, "helpCenter.enabled"),
+        ({"title": 3}, "helpCenter.title"),
+        ({"title": "x" * 121}, "helpCenter.title"),
+        ({"primaryColor": "red"}, "helpCenter.primaryColor"),
+        ({"primaryColor": "#12345"}, "helpCenter.primaryColor"),
+        ({"primaryColor": "#1234567"}, "helpCenter.primaryColor"),
+        ({"logo": "x"}, "helpCenter.logo"),
+    ]
+    for body, field in cases:
+        details = await refused(org, {"helpCenter": body}, 400, "validation_failed")
+        assert fields(details) == {field}, body
+    for body in ([], "on", None):
+        details = await refused(org, {"helpCenter": body}, 400, "validation_failed")
+        assert fields(details) == {"helpCenter"}, body
+    # Nothing was stored by the refused requests.
+    assert (await settings(org))["helpCenter"] == off(org)

@@ -1,0 +1,158 @@
+"""What the help center's pages show, read with the API's own queries (``api.questions.
+queries``, ``api.categories.queries``): only published questions, served in the page's locale
+(the published translation, else the question's own text). No Quart here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import and_, column, func, literal, select, table
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from api.categories import queries as categories
+from api.errors import CategoryNotFound, QuestionNotFound
+from api.questions import queries as questions
+from api.questions.models import Question
+from api.questions.rules import LIVE
+from tenancy.clock import utcnow
+
+PUBLISHED = "published"
+MAX_CATEGORIES = 500
+MAX_LISTED = 200  # questions listed on a category page
+SEARCH_RESULTS = 20
+MAX_QUERY = 200  # the API's limit on q
+POPULAR = 10
+POPULAR_DAYS = 30
+SITEMAP_PAGE = 500
+
+VIEWS = table("question_views_daily", column("question_id"), column("day"), column("views"))
+
+
+@dataclass
+class Node:
+    category: dict[str, Any]
+    children: list[Node] = field(default_factory=list)
+
+
+async def all_categories(session: AsyncSession, locale: str) -> list[dict[str, Any]]:
+    items, _ = await categories.list_categories(
+        session, limit=MAX_CATEGORIES, after=None, q=None, locale=locale
+    )
+    return items
+
+
+def tree(items: list[dict[str, Any]]) -> list[Node]:
+    """The categories as a tree (their order kept); one whose parent is gone is a root."""
+    nodes = {c["id"]: Node(c) for c in items}
+    roots: list[Node] = []
+    for item in items:
+        parent = nodes.get(item["parentId"] or "")
+        (parent.children if parent is not None else roots).append(nodes[item["id"]])
+    return roots
+
+
+def ancestors(items: list[dict[str, Any]], category_id: str | None) -> list[dict[str, Any]]:
+    """The category and its ancestors, root first."""
+    by_id = {c["id"]: c for c in items}
+    chain: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    while category_id and category_id in by_id and category_id not in seen:
+        seen.add(category_id)
+        chain.append(by_id[category_id])
+        category_id = by_id[category_id]["parentId"]
+    return chain[::-1]
+
+
+SERVED_TITLE = next(c for c in questions.SERVED_COLUMNS if c.key == "title")
+
+
+def _served(locale: str) -> Any:
+    on = and_(
+        questions.SERVED.question_id == Question.id, questions.SERVED.locale == literal(locale)
+    )
+    return (
+        select(Question.id, Question.slug, SERVED_TITLE)
+        .select_from(Question)
+        .outerjoin(questions.SERVED, on)
+        .where(LIVE, Question.status == PUBLISHED)
+    )
+
+
+async def popular(session: AsyncSession, locale: str) -> list[dict[str, Any]]:
+    """The most viewed published questions of the last 30 days (views summed per question),
+    else the most recently published ones: ``[{"id", "slug", "title"}]``."""
+    since = utcnow().date() - timedelta(days=POPULAR_DAYS - 1)
+    views = (
+        select(VIEWS.c.question_id, func.sum(VIEWS.c.views).label("views"))
+        .where(VIEWS.c.day >= since)
+        .group_by(VIEWS.c.question_id)
+        .subquery()
+    )
+    stmt = (
+        _served(locale)
+        .join(views, views.c.question_id == Question.id)
+        .order_by(views.c.views.desc(), Question.id)
+        .limit(POPULAR)
+    )
+    rows = (await session.execute(stmt)).all()
+    if not rows:
+        recent = _served(locale).order_by(
+            Question.published_at.desc().nulls_last(), Question.id.desc()
+        )
+        rows = (await session.execute(recent.limit(POPULAR))).all()
+    return [{"id": r.id, "slug": r.slug, "title": r.title} for r in rows]
+
+
+async def published_question(session: AsyncSession, slug: str, locale: str) -> dict[str, Any]:
+    """The published question with this slug as served in ``locale``; else 404."""
+    question = await questions.get_question(session, slug, locale)
+    if question["status"] != PUBLISHED or question["slug"] != slug:
+        raise QuestionNotFound()
+    return question
+
+
+async def category_questions(
+    session: AsyncSession, slug: str, locale: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The category (404 when unknown) and its published questions in the list's order."""
+    category = await categories.get_category(session, slug, locale)
+    if category["slug"] != slug:  # pages are addressed by slug only (one URL per page)
+        raise CategoryNotFound()
+    items, _ = await questions.list_questions(
+        session,
+        limit=MAX_LISTED,
+        after=None,
+        q=None,
+        category=category["id"],
+        status=PUBLISHED,
+        locale=locale,
+    )
+    return category, items
+
+
+async def search(session: AsyncSession, q: str, locale: str) -> list[dict[str, Any]]:
+    """The best published matches of ``q`` in ``locale`` (the API's ranked search)."""
+    if not q.strip():
+        return []
+    items, _ = await questions.list_questions(
+        session,
+        limit=SEARCH_RESULTS,
+        after=None,
+        q=q,
+        category=None,
+        status=PUBLISHED,
+        locale=locale,
+    )
+    return items
+
+
+async def published_slugs(session: AsyncSession) -> list[tuple[str, Any]]:
+    """Every published question's slug and last change, for the sitemap."""
+    stmt = (
+        select(Question.slug, Question.updated_at)
+        .where(LIVE, Question.status == PUBLISHED)
+        .order_by(Question.sort_order, Question.id)
+    )
+    return [(r.slug, r.updated_at) for r in (await session.execute(stmt)).all()]

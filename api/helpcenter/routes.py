@@ -1,0 +1,407 @@
+"""``/hc/{org}``: the hosted help center (issue 16), server-rendered HTML without JavaScript.
+
+- No API key: the org comes from the slug (``Directory.org``); an unknown org, a help center
+  that is off, a locale not enabled, an unknown category and a question that is not published
+  (draft, scheduled, archived, deleted) are a 404 page.
+- Every response under ``/hc`` carries ``SECURITY_HEADERS``: a Content-Security-Policy
+  without any script (``default-src 'none'``), styles only from the service (the org's
+  colour comes from its own stylesheet, ``/hc/{org}/theme.css``, never an inline style),
+  ``nosniff`` and ``Referrer-Policy``; the router's 404s there become the HTML 404 page.
+- Pages are cached like the API's reads: the same ``ResponseCache`` keyed on the org's
+  ``lists`` generation (``tenancy.generations``), which every write of questions, categories,
+  translations and settings bumps, so a page shows an edit on the next request. The key is the
+  page's full URL (scheme, host, path, query; the locale is in the path).
+- The question page holds helper V's feedback form (``hc/_feedback.html``: per visitor, with a
+  CSRF token): the cached body has ``FEEDBACK_MARKER`` where it goes, and each response
+  renders ``hc/_feedback.html`` in its place (``feedback_fragment``; a missing template
+  renders nothing, as ``{% include … ignore missing %}`` would). ``g.hc_question`` is set
+  before the page is sent, whether it came from the cache or not (V's after-request hook
+  counts the view).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote_plus
+from xml.sax.saxutils import escape, quoteattr
+
+import structlog
+from babel import Locale, UnknownLocaleError
+from jinja2 import TemplateNotFound
+from markupsafe import Markup
+from quart import Blueprint, Response, current_app, g, redirect, render_template, request
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from api.binding import tenancy
+from api.errors import ServiceError
+from api.helpcenter import content
+from api.helpcenter.render import answer_html, theme_variables
+from api.locales import canonical_tag
+from api.settings import help_center as hc_settings
+from tenancy.db import tenant_session
+from tenancy.directory import OrgRecord
+from tenancy.generations import LISTS, generation_key, initial_generation
+from tenancy.redis import loop_client
+
+log = structlog.get_logger(__name__)
+
+hc = Blueprint("hc", __name__, template_folder="templates", url_prefix="/hc")
+
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self' https: data:; form-action 'self'; "
+    "base-uri 'none'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "strict-origin-when-cross-origin",
+}
+HTML = "text/html; charset=utf-8"
+FEEDBACK_MARKER = "<!--hc:feedback-->"
+FEEDBACK_TEMPLATE = "hc/_feedback.html"
+QUESTION_HEADER = "X-HC-Question"  # kept with a cached question page, never sent
+with open(__file__.rsplit("/", 1)[0] + "/static/hc.css", encoding="utf-8") as _css:
+    BASE_CSS = _css.read()
+
+
+class PageNotFound(Exception):
+    pass
+
+
+@hc.after_app_request
+async def security_headers(response: Response) -> Response:
+    """Every response under ``/hc`` (these pages, the feedback form's, and the router's own
+    404s, which become the HTML not-found page) gets ``SECURITY_HEADERS``."""
+    if request.path != "/hc" and not request.path.startswith("/hc/"):
+        return response
+    if response.status_code == 404 and response.mimetype == "application/json":
+        response = await not_found_page()  # a path no route of the help center matches
+    for name, value in SECURITY_HEADERS.items():
+        response.headers[name] = value
+    response.headers.setdefault("Cache-Control", "no-cache")
+    return response
+
+
+@hc.errorhandler(PageNotFound)
+async def on_not_found(_error: PageNotFound) -> Response:
+    return await not_found_page()
+
+
+@hc.errorhandler(ServiceError)
+async def on_service_error(error: ServiceError) -> Response:
+    if error.status == 404:
+        return await not_found_page()
+    title = "Temporarily unavailable" if error.status >= 500 else "Something went wrong"
+    body = await render_template(
+        "hc/not_found.html", title=title, message="Please try again in a moment."
+    )
+    return Response(body, status=error.status, content_type=HTML, headers=dict(error.headers))
+
+
+async def not_found_page() -> Response:
+    body = await render_template(
+        "hc/not_found.html",
+        title="Page not found",
+        message="There is no such page in this help center.",
+    )
+    return Response(body, status=404, content_type=HTML)
+
+
+async def enabled_org(slug: str) -> OrgRecord:
+    org = await tenancy().directory.org(slug)
+    if org is None or org.help_center.get("enabled") is not True:
+        raise PageNotFound()
+    return org
+
+
+def site_title(org: OrgRecord) -> str:
+    title = org.help_center.get("title")
+    return title if isinstance(title, str) and title else f"{org.slug} help center"
+
+
+def primary_color(org: OrgRecord) -> str:
+    color: str = hc_settings.public(org.help_center, "")["primaryColor"]
+    return color
+
+
+def _locale_name(tag: str) -> str:
+    try:
+        locale = Locale.parse(tag, sep="-")
+        return (locale.get_display_name(locale) or tag).capitalize()
+    except (ValueError, UnknownLocaleError):
+        return tag
+
+
+def _direction(tag: str) -> str:
+    try:
+        return "rtl" if Locale.parse(tag, sep="-").character_order == "right-to-left" else "ltr"
+    except (ValueError, UnknownLocaleError):
+        return "ltr"
+
+
+def page_context(org: OrgRecord, locale: str, rest: str, query: str = "") -> dict[str, Any]:
+    """What every page shows: links of the site, the canonical URL and the alternates (the same
+    page in each enabled locale)."""
+    root = f"{request.scheme}://{request.host}/hc/{org.slug}"
+    theme = hashlib.sha256(f"{primary_color(org)}{len(BASE_CSS)}".encode()).hexdigest()[:10]
+    alternates = [
+        {"locale": tag, "href": f"{root}/{tag}{rest}{query}", "name": _locale_name(tag)}
+        for tag in org.locales
+    ]
+    return {
+        "site": {
+            "title": site_title(org),
+            "base": f"/hc/{org.slug}/{locale}",
+            "home": f"/hc/{org.slug}/{locale}",
+            "search": f"/hc/{org.slug}/{locale}/search",
+            "theme_url": f"/hc/{org.slug}/theme.css?v={theme}",
+        },
+        "page": {
+            "locale": locale,
+            "dir": _direction(locale),
+            "canonical": f"{root}/{locale}{rest}{query}",
+            "alternates": alternates,
+            "x_default": f"{root}/{org.default_locale}{rest}{query}",
+        },
+        "q": "",
+    }
+
+
+def page_locale(org: OrgRecord, raw: str) -> str:
+    """The enabled locale the URL names (canonical case), else 404."""
+    tag = canonical_tag(raw)
+    if tag is None or tag not in org.locales:
+        raise PageNotFound()
+    return tag
+
+
+async def _generation(org: OrgRecord) -> bytes | None:
+    try:
+        value = await loop_client().get(generation_key(org.schema_name, LISTS))
+    except Exception:  # Redis down: nothing from the cache
+        return None
+    if value is None:
+        return await initial_generation(org.schema_name, LISTS)
+    return value if isinstance(value, bytes) else str(value).encode()
+
+
+def _session(org: OrgRecord) -> AsyncSession:
+    return tenant_session(tenancy().engine, org.schema_name)
+
+
+async def cached_page(org: OrgRecord, build: Any) -> Response:
+    """The page from the cache (same generation), else ``build()`` -> (body, headers) stored."""
+    cache = tenancy().cache
+    key = f"hc\x00{request.scheme}://{request.host}{request.full_path}"
+    generation = await _generation(org) if cache is not None and cache.enabled else None
+    if cache is not None and generation is not None:
+        hit = cache.get(org.schema_name, key, generation)
+        if hit is not None:
+            return await _finish(org, hit.body, dict(hit.headers))
+    body, kept = await build()
+    if cache is not None and generation is not None:
+        cache.put(org.schema_name, key, generation, body, headers=tuple(kept.items()))
+    return await _finish(org, body, kept)
+
+
+async def _finish(org: OrgRecord, body: bytes, kept: dict[str, str]) -> Response:
+    """The response of a page body: the per-visitor feedback form put in its place."""
+    content_type = kept.pop("Content-Type", HTML)
+    question = kept.pop(QUESTION_HEADER, None)
+    if question is not None:
+        question_id, _, rest = question.partition(" ")
+        locale, _, slug = rest.partition(" ")
+        g.hc_question = {"org": org, "question_id": question_id, "slug": slug, "locale": locale}
+        fragment = await feedback_fragment(
+            {"org": org, "question": {"id": question_id, "slug": slug}, "locale": locale}
+        )
+        body = body.replace(FEEDBACK_MARKER.encode(), fragment.encode(), 1)
+    return Response(body, status=200, content_type=content_type, headers=kept)
+
+
+async def feedback_fragment(context: dict[str, Any]) -> str:
+    """``hc/_feedback.html`` (helper V's form; missing: nothing) rendered for this request,
+    with the app's context processors (its CSRF token), without ``render_template``'s
+    signals: it runs on every question page, cached or not."""
+    try:
+        template = current_app.jinja_env.get_template(FEEDBACK_TEMPLATE)
+    except TemplateNotFound:
+        return ""
+    await current_app.update_template_context(context)
+    return await template.render_async(context)
+
+
+@hc.get("")
+@hc.get("/")
+async def no_org() -> Response:
+    raise PageNotFound()
+
+
+@hc.get("/<org_slug>")
+async def root(org_slug: str) -> Any:
+    org = await enabled_org(org_slug)
+    return redirect(f"/hc/{org.slug}/{org.default_locale}", 302)
+
+
+@hc.get("/<org_slug>/theme.css")
+async def theme(org_slug: str) -> Response:
+    org = await enabled_org(org_slug)
+    css = theme_variables(primary_color(org)) + BASE_CSS
+    return Response(
+        css,
+        content_type="text/css; charset=utf-8",
+        headers={"Cache-Control": "public, max-age=300"},
+    )
+
+
+@hc.get("/<org_slug>/robots.txt")
+async def robots(org_slug: str) -> Response:
+    org = await enabled_org(org_slug)
+    sitemap = f"{request.scheme}://{request.host}/hc/{org.slug}/sitemap.xml"
+    text = f"User-agent: *\nAllow: /hc/{org.slug}/\nSitemap: {sitemap}\n"
+    return Response(text, content_type="text/plain; charset=utf-8")
+
+
+@hc.get("/<org_slug>/sitemap.xml")
+async def sitemap(org_slug: str) -> Response:
+    org = await enabled_org(org_slug)
+
+    async def build() -> tuple[bytes, dict[str, str]]:
+        async with _session(org) as session:
+            entries = await content.published_slugs(session)
+        return sitemap_xml(org, entries).encode(), {"Content-Type": "application/xml"}
+
+    return await cached_page(org, build)
+
+
+def sitemap_xml(org: OrgRecord, entries: list[tuple[str, datetime]]) -> str:
+    root = f"{request.scheme}://{request.host}/hc/{org.slug}"
+    out = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
+        'xmlns:xhtml="http://www.w3.org/1999/xhtml">',
+    ]
+    for slug, updated in entries:
+        alternates = [
+            f'<xhtml:link rel="alternate" hreflang={quoteattr(tag)} '
+            f"href={quoteattr(f'{root}/{tag}/questions/{slug}')}/>"
+            for tag in org.locales
+        ]
+        alternates.append(
+            f'<xhtml:link rel="alternate" hreflang="x-default" '
+            f"href={quoteattr(f'{root}/{org.default_locale}/questions/{slug}')}/>"
+        )
+        for tag in org.locales:
+            out.append(
+                f"<url><loc>{escape(f'{root}/{tag}/questions/{slug}')}</loc>"
+                f"<lastmod>{updated.date().isoformat()}</lastmod>{''.join(alternates)}</url>"
+            )
+    out.append("</urlset>")
+    return "\n".join(out) + "\n"
+
+
+@hc.get("/<org_slug>/<locale>")
+async def home(org_slug: str, locale: str) -> Response:
+    org = await enabled_org(org_slug)
+    tag = page_locale(org, locale)
+    if tag != locale:
+        return redirect(f"/hc/{org.slug}/{tag}", 301)  # type: ignore[return-value]
+
+    async def build() -> tuple[bytes, dict[str, str]]:
+        async with _session(org) as session:
+            items = await content.all_categories(session, tag)
+            popular = await content.popular(session, tag)
+        body = await render_template(
+            "hc/home.html",
+            **page_context(org, tag, ""),
+            tree=content.tree(items),
+            popular=popular,
+        )
+        return body.encode(), {}
+
+    return await cached_page(org, build)
+
+
+@hc.get("/<org_slug>/<locale>/categories/<slug>")
+async def category(org_slug: str, locale: str, slug: str) -> Response:
+    org = await enabled_org(org_slug)
+    tag = page_locale(org, locale)
+    if tag != locale:
+        return redirect(f"/hc/{org.slug}/{tag}/categories/{slug}", 301)  # type: ignore[return-value]
+
+    async def build() -> tuple[bytes, dict[str, str]]:
+        async with _session(org) as session:
+            found, questions = await content.category_questions(session, slug, tag)
+            items = await content.all_categories(session, tag)
+        children = [n for n in _subtree(content.tree(items), found["id"])]
+        body = await render_template(
+            "hc/category.html",
+            **page_context(org, tag, f"/categories/{found['slug']}"),
+            category=found,
+            crumbs=content.ancestors(items, found["id"]),
+            children=children,
+            questions=questions,
+        )
+        return body.encode(), {}
+
+    return await cached_page(org, build)
+
+
+def _subtree(nodes: list[content.Node], category_id: str) -> list[content.Node]:
+    for node in nodes:
+        if node.category["id"] == category_id:
+            return node.children
+        found = _subtree(node.children, category_id)
+        if found:
+            return found
+    return []
+
+
+@hc.get("/<org_slug>/<locale>/questions/<slug>")
+async def question(org_slug: str, locale: str, slug: str) -> Response:
+    org = await enabled_org(org_slug)
+    tag = page_locale(org, locale)
+    if tag != locale:
+        return redirect(f"/hc/{org.slug}/{tag}/questions/{slug}", 301)  # type: ignore[return-value]
+
+    async def build() -> tuple[bytes, dict[str, str]]:
+        async with _session(org) as session:
+            found = await content.published_question(session, slug, tag)
+            items = await content.all_categories(session, tag)
+        body = await render_template(
+            "hc/question.html",
+            **page_context(org, tag, f"/questions/{found['slug']}"),
+            question=found,
+            answer=Markup(answer_html(found["answer"])),  # noqa: S704 - sanitised by nh3
+            crumbs=content.ancestors(items, found["categoryId"]),
+            feedback_slot=Markup(FEEDBACK_MARKER),  # noqa: S704 - a constant
+        )
+        return body.encode(), {QUESTION_HEADER: f"{found['id']} {tag} {found['slug']}"}
+
+    return await cached_page(org, build)
+
+
+@hc.get("/<org_slug>/<locale>/search")
+async def search(org_slug: str, locale: str) -> Response:
+    org = await enabled_org(org_slug)
+    tag = page_locale(org, locale)
+    if tag != locale:
+        return redirect(f"/hc/{org.slug}/{tag}/search", 301)  # type: ignore[return-value]
+    q = " ".join(request.args.get("q", "").split())[: content.MAX_QUERY]
+
+    async def build() -> tuple[bytes, dict[str, str]]:
+        async with _session(org) as session:
+            results = await content.search(session, q, tag)
+        query = f"?q={quote_plus(q)}" if q else ""
+        context = page_context(org, tag, "/search", query)
+        body = await render_template(
+            "hc/search.html",
+            **{**context, "q": q},
+            results=results,
+            limit=content.SEARCH_RESULTS,
+        )
+        return body.encode(), {}
+
+    return await cached_page(org, build)

@@ -1,0 +1,183 @@
+"""Keys managed by API (issue 16): list, create, revoke. The key itself is returned once, at
+creation; only its SHA-256 is stored (``tenancy.keys``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy import and_, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from api.errors import KeyNotFound, LastAdminKey, ValidationFailed, field_error
+from api.keys.schemas import KeyCreate
+from api.pagination import keyset_page
+from tenancy.clock import iso, utcnow
+from tenancy.context import OrgContext
+from tenancy.keys import active_key, check_scopes, create_key, is_public, notify_tenancy_changed
+from tenancy.models import ApiKey
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+COLUMNS = (
+    ApiKey.fingerprint,
+    ApiKey.name,
+    ApiKey.scopes,
+    ApiKey.allowed_origins,
+    ApiKey.created_at,
+    ApiKey.last_used_at,
+    ApiKey.expires_at,
+    ApiKey.revoked_at,
+)
+
+
+def key_public(row: Any) -> dict[str, Any]:
+    return {
+        "fingerprint": row.fingerprint,
+        "name": row.name,
+        "scopes": list(row.scopes),
+        "allowedOrigins": list(row.allowed_origins),
+        "createdAt": iso(row.created_at),
+        "lastUsedAt": iso(row.last_used_at),
+        "expiresAt": iso(row.expires_at),
+        "revokedAt": iso(row.revoked_at),
+    }
+
+
+def canonical_origin(value: str) -> str | None:
+    """``scheme://host[:port]`` as a browser sends it in ``Origin`` (lower case, no default
+    port), or None when ``value`` is not an http(s) origin (a path, a query, user info...)."""
+    try:
+        parts = urlsplit(value.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme, host = parts.scheme.lower(), (parts.hostname or "")
+    if (
+        scheme not in DEFAULT_PORTS
+        or not host
+        or parts.path
+        or parts.query
+        or parts.fragment
+        or "?" in value
+        or "#" in value
+        or parts.username is not None
+        or parts.password is not None
+    ):
+        return None
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    if port is None or port == DEFAULT_PORTS[scheme]:
+        return f"{scheme}://{host}"
+    return f"{scheme}://{host}:{port}"
+
+
+def _origins(values: list[str], public: bool) -> list[str]:
+    if values and not public:
+        raise ValidationFailed(
+            "allowedOrigins is only for public keys (secret keys never get CORS headers).",
+            details=field_error("allowedOrigins", "only for public keys"),
+        )
+    kept: list[str] = []
+    for value in values:
+        origin = canonical_origin(value)
+        if origin is None:
+            raise ValidationFailed(
+                f"{value!r} is not an origin (scheme://host[:port], http or https).",
+                details=field_error("allowedOrigins", f"not an origin: {value!r}"),
+            )
+        if origin not in kept:
+            kept.append(origin)
+    return kept
+
+
+def _scopes(values: list[str]) -> list[str]:
+    try:
+        return check_scopes(values)
+    except ValueError as error:
+        raise ValidationFailed(
+            f"Invalid scopes: {error}.", details=field_error("scopes", str(error))
+        ) from None
+
+
+def _expiry(value: datetime | None) -> datetime | None:
+    if value is not None and value <= utcnow():
+        raise ValidationFailed(
+            "expiresAt must be in the future.", details=field_error("expiresAt", "in the past")
+        )
+    return value
+
+
+def validated(
+    scopes: list[str], origins: list[str], expires_at: datetime | None
+) -> tuple[list[str], list[str], datetime | None]:
+    """The scopes, canonical origins and expiry of a new key (also ``faq keys create``);
+    400 ``validation_failed`` naming the field."""
+    checked = _scopes(scopes)
+    return checked, _origins(origins, is_public(checked)), _expiry(expires_at)
+
+
+async def list_keys(
+    session: AsyncSession, org: OrgContext, *, limit: int, after: list[Any] | None
+) -> tuple[list[dict[str, Any]], list[Any] | None]:
+    """The org's keys, revoked ones included, oldest first; the sort key of the last item
+    when more follow."""
+    if after is not None:
+        after = [datetime.fromisoformat(after[0]), after[1]]
+    stmt = keyset_page(
+        select(*COLUMNS).where(ApiKey.org_id == org.id),
+        ApiKey.created_at,
+        ApiKey.fingerprint,
+        after,
+    )
+    rows = (await session.execute(stmt.limit(limit + 1))).all()
+    items = [key_public(r) for r in rows[:limit]]
+    if len(rows) <= limit:
+        return items, None
+    last = rows[limit - 1]
+    return items, [last.created_at.isoformat(), last.fingerprint]
+
+
+async def create(session: AsyncSession, org: OrgContext, data: KeyCreate) -> dict[str, Any]:
+    scopes, origins, expires_at = validated(data.scopes, data.allowed_origins, data.expires_at)
+    issued = await create_key(
+        session, org.id, scopes, name=data.name, allowed_origins=origins, expires_at=expires_at
+    )
+    row = (
+        await session.execute(select(*COLUMNS).where(ApiKey.fingerprint == issued.fingerprint))
+    ).one()
+    return {**key_public(row), "key": issued.key}
+
+
+async def revoke(session: AsyncSession, org: OrgContext, fingerprint: str) -> None:
+    """Revoke one of the org's keys (again: nothing changes). 409 ``last_admin_key`` when it
+    would leave the org no active admin key: the org's active admin keys are locked first, so
+    two concurrent revocations cannot each leave the other's key as the last one."""
+    target = (
+        await session.execute(
+            select(ApiKey.scopes, ApiKey.revoked).where(
+                ApiKey.fingerprint == fingerprint, ApiKey.org_id == org.id
+            )
+        )
+    ).first()
+    if target is None:
+        raise KeyNotFound()
+    if target.revoked:
+        return
+    admins = (
+        await session.execute(
+            select(ApiKey.fingerprint)
+            .where(ApiKey.org_id == org.id, ApiKey.scopes.contains(["admin"]), active_key())
+            .order_by(ApiKey.fingerprint)
+            .with_for_update()
+        )
+    ).scalars()
+    remaining = [f for f in admins if f != fingerprint]
+    if "admin" in target.scopes and not remaining:
+        raise LastAdminKey()
+    await session.execute(
+        update(ApiKey)
+        .where(and_(ApiKey.fingerprint == fingerprint, ApiKey.revoked.is_(False)))
+        .values(revoked=True, revoked_at=func.now())
+    )
+    await notify_tenancy_changed(session, org.id)
