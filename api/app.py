@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
@@ -344,14 +344,21 @@ def create_app(settings: Settings | None = None) -> Quart:
 
     @app.after_serving
     async def close_resources() -> None:
+        # Each step is bounded (a pod's shutdown must not hang on one): a step past its time
+        # is logged and the next one runs.
         ext: Tenancy = app.extensions["tenancy"]
-        await ext.directory.stop()
         usage = app.extensions.get("key_usage")
-        if usage is not None:
-            with contextlib.suppress(TimeoutError):  # lastUsedAt writes in flight
-                await asyncio.wait_for(usage.drain(), 5)
-        await ext.engine.dispose()
-        await app.extensions["redis"].aclose()
-        await close_stripe_gateway(app)
+        steps: list[tuple[str, Callable[[], Awaitable[Any]], float]] = [
+            ("directory", ext.directory.stop, 1.0),
+            ("key_usage", usage.drain if usage is not None else lambda: asyncio.sleep(0), 1.0),
+            ("engine", ext.engine.dispose, 2.0),
+            ("redis", app.extensions["redis"].aclose, 0.5),
+            ("stripe", lambda: close_stripe_gateway(app), 0.5),
+        ]
+        for name, step, seconds in steps:
+            try:
+                await asyncio.wait_for(step(), seconds)
+            except TimeoutError:
+                log.warning("shutdown_step_timed_out", step=name, seconds=seconds)
 
     return app

@@ -75,7 +75,9 @@ class FaqOpenAPIProvider(OpenAPIProvider):
         schemes = schema["components"].setdefault("securitySchemes", {})
         schemes.setdefault("bearer", {"type": "http", "scheme": "bearer"})["description"] = BEARER
         # The help center's HTML pages (api/helpcenter) are not part of the API.
-        schema["paths"] = {p: o for p, o in schema["paths"].items() if not p.startswith("/hc/")}
+        schema["paths"] = {
+            p: o for p, o in schema["paths"].items() if p != "/hc" and not p.startswith("/hc/")
+        }
         for path, operations in schema["paths"].items():
             for operation in operations.values():
                 operation.setdefault("tags", [tag_of(path)])

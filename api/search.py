@@ -75,10 +75,27 @@ def searchable(text: str | None) -> str:
 def _vector(
     text: str | None, weight: str, config: ColumnElement[str] = SIMPLE
 ) -> ColumnElement[str]:
-    return func.setweight(
-        func.to_tsvector(config, cast(literal(searchable(text)), Text)),
-        literal_column(f"'{weight}'"),
-    )
+    return _words_vector(cast(literal(searchable(text)), Text), weight, config)
+
+
+def _words_vector(
+    words: ColumnElement[str], weight: str, config: ColumnElement[str] = SIMPLE
+) -> ColumnElement[str]:
+    return func.setweight(func.to_tsvector(config, words), literal_column(f"'{weight}'"))
+
+
+def text_vector_of(
+    locale: str, primary: ColumnElement[str], secondary: ColumnElement[str]
+) -> ColumnElement[str]:
+    """``text_vector`` of words given as SQL (e.g. bound parameters, for a statement built
+    once): pass ``searchable(text)`` of each text as its value."""
+    vector = _words_vector(primary, "A").op("||")(_words_vector(secondary, "B"))
+    name = config_for(locale)
+    if name is None:
+        return vector
+    config = _regconfig(name)
+    stems = _words_vector(primary, "A", config).op("||")(_words_vector(secondary, "B", config))
+    return vector.op("||")(stems)
 
 
 def weighted_vector(primary: str | None, secondary: str | None) -> ColumnElement[str]:

@@ -8,7 +8,11 @@
   from /proc) per delivery over the same span: >= 1,500/s and <= 0.5 ms each;
 - p99 commit-to-receipt at 200 events/s to one webhook: < 250 ms.
 
-``delivery_rate_rows(bench)`` returns the rows (``Bench.row(**entry)``).
+``delivery_rate_rows(bench)`` returns the rows (``Bench.row(**entry)``). Alone (its own
+embedded PostgreSQL and Redis, no seeding), with an optional py-spy profile of the worker
+during the burst (``py-spy`` in the venv; top frames printed, raw stacks kept):
+
+    .venv/bin/python -m bench.delivery_rate [--events 1500] [--seconds 10] [--profile DIR]
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import os
 import ssl
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from bench import deliveries as d
@@ -77,7 +82,45 @@ def spawn_worker(world: Any, receiver: d.Receiver) -> Any:
     )
 
 
-async def _run(bench: Any) -> dict[str, Any]:
+def _profile(worker: Any, folder: Any, seconds: float) -> Any:
+    """py-spy recording the worker's process tree for ``seconds`` (raw collapsed stacks)."""
+    import shutil
+    import subprocess
+
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    return subprocess.Popen(
+        [
+            *(spy, "record", "--pid", str(worker.pid), "--subprocesses", "--rate", "200"),
+            *("--duration", str(max(int(seconds), 1)), "--format", "raw", "--nonblocking"),
+            *("-o", str(Path(folder) / "worker.stacks")),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def top_frames(stacks: Path, count: int = 25) -> list[tuple[str, float, float]]:
+    """``(frame, self %, total %)`` of py-spy's raw stacks, highest self time first."""
+    own: dict[str, int] = {}
+    inclusive: dict[str, int] = {}
+    samples = 0
+    for line in stacks.read_text().splitlines():
+        stack, _, n = line.rpartition(" ")
+        if not n.isdigit():
+            continue
+        hits = int(n)
+        samples += hits
+        frames = [f for f in stack.split(";") if f]
+        if not frames:
+            continue
+        own[frames[-1]] = own.get(frames[-1], 0) + hits
+        for frame in set(frames):
+            inclusive[frame] = inclusive.get(frame, 0) + hits
+    ranked = sorted(own, key=lambda f: -own[f])[:count]
+    return [(f, own[f] * 100 / samples, inclusive[f] * 100 / samples) for f in ranked]
+
+
+async def _run(bench: Any, profile: Path | None = None) -> dict[str, Any]:
     from bench.services import stop_process
     from tenancy.db import make_engine
     from tenancy.settings import get_settings
@@ -96,17 +139,21 @@ async def _run(bench: Any) -> dict[str, Any]:
             engine, [receiver.url(f"rate-fan{i}") for i in range(FANOUT)]
         )
         await d.burst(engine, receiver, [fan], 20, per_event=FANOUT)  # warm: imports, TLS
-        events = 300 if quick else 1500
+        events = getattr(bench, "events", None) or (300 if quick else 1500)
         stats: dict[str, float] = {}
+        spy = _profile(worker, profile, 600) if profile else None
         before = meter.sample()
         out["rate"] = await d.burst(engine, receiver, [fan], events, stats, per_event=FANOUT)
         after = meter.sample()
+        if spy is not None:
+            spy.send_signal(2)  # SIGINT: py-spy writes what it has
+            spy.wait(30)
         out["deliveries"] = events * FANOUT
         out["commit_rate"] = stats["commit_rate"]
         out["cpu_ms"] = (after["worker"] - before["worker"]) * 1000 / out["deliveries"]
 
         receiver.first_seen.clear()
-        seconds = 5.0 if quick else 20.0
+        seconds = getattr(bench, "seconds", None) or (5.0 if quick else 20.0)
         before = meter.sample()
         latencies = await d.steady(engine, receiver, one, RATE, seconds)
         after = meter.sample()
@@ -155,3 +202,42 @@ def delivery_rate_rows(bench: Any) -> list[dict[str, Any]]:
             "worker_cpu_ms_per_delivery": round(out["latency_cpu_ms"], 3),
         },
     ]
+
+
+def main() -> None:
+    import argparse
+    from types import SimpleNamespace
+
+    from bench.services import World
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--events", type=int, default=1500, help="burst events (x FANOUT)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="latency phase length")
+    parser.add_argument("--profile", type=Path, help="folder for py-spy's worker stacks")
+    args = parser.parse_args()
+    world = World().start()
+    try:
+        world.run("migrate")
+        bench = SimpleNamespace(quick=False, world=world, events=args.events, seconds=args.seconds)
+        if args.profile:
+            args.profile.mkdir(parents=True, exist_ok=True)
+        out = asyncio.run(_run(bench, args.profile))
+        print(
+            f"deliveries/s: {out['rate']:.0f} ({out['deliveries']} deliveries, events committed "
+            f"at {out['commit_rate']:.0f}/s), worker CPU {out['cpu_ms']:.3f} ms/delivery"
+        )
+        print(
+            f"p99 at {RATE:.0f} events/s: {out['latency_p99']:.0f} ms (p50 "
+            f"{out['latency_p50']:.0f} ms, {out['latency_events']} events), worker CPU "
+            f"{out['latency_cpu_ms']:.3f} ms/delivery"
+        )
+        if args.profile and (args.profile / "worker.stacks").exists():
+            print("worker profile during the burst (self %, total %):")
+            for frame, own, total in top_frames(args.profile / "worker.stacks"):
+                print(f"  {own:5.1f} {total:5.1f}  {frame}")
+    finally:
+        world.stop()
+
+
+if __name__ == "__main__":
+    main()

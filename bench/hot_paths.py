@@ -15,8 +15,11 @@ PostgreSQL, Redis: process trees read from /proc, ``bench/cpu.py``) next to each
 worker, a receiver, a second org, the two-process API) and stops it at the end.
 
     .venv/bin/python -m bench.hot_paths --quick [--questions 2000] [--seconds 3]
+        [--only reads-off,create]
 
-runs these rows and the delivery rows (``bench/delivery_rate.py``) in a world of their own.
+runs these rows and the delivery rows (``bench/delivery_rate.py``) in a world of their own;
+``--only`` runs just the named groups (``ONLY``: the two cache-off reads, the create without
+webhooks) and no delivery rows.
 """
 
 from __future__ import annotations
@@ -311,6 +314,38 @@ class HotPaths:
                 stop_process(proc)
             self.started.clear()
 
+    def reads_uncached(self) -> None:
+        """Only the two cache-off rows (``--only reads-off``)."""
+        b = self.bench
+        listing = [f"/api/v1/{self.slug}/questions?limit=20"]
+        one = [f"/api/v1/{self.slug}/questions/{b.read_slug}"]
+        off = ([b.uncached.proc.pid], b.uncached.base)
+        self.measure(
+            "hot: list, cache off", "FAQ_RESPONSE_CACHE_MB=0", 0.35,
+            self.ref_get("list"), off[1], off[0], self.get(listing),
+        )  # fmt: skip
+        self.measure(
+            "hot: read, cache off", "FAQ_RESPONSE_CACHE_MB=0", 0.45,
+            self.ref_get("read"), off[1], off[0], self.get(one),
+        )  # fmt: skip
+
+    def create_without_webhooks(self) -> None:
+        """Only the create row of an org without webhooks (``--only create``)."""
+        b = self.bench
+        (org,) = seed.create_orgs(
+            [NO_HOOKS_ORG],
+            out_dir=self.world.tmp / "orgs",
+            processes=1,
+            questions_each=self.question_count(),
+        )
+        cats = ok(b.base, "GET", f"/api/v1/{NO_HOOKS_ORG}/categories", org["key"])
+        script = self.post(NO_HOOKS_ORG, org["key"], cats["data"][0]["id"])
+        self.start_deliveries()
+        self.measure(
+            "hot: create, no webhooks", "POST questions, 1 worker up", 0.25,
+            self.ref_post(), b.base, [b.service.proc.pid], script,
+        )  # fmt: skip
+
     def writes(self) -> None:
         b = self.bench
         api = [b.service.proc.pid]
@@ -372,12 +407,20 @@ class HotPaths:
         return int(self.world.psql(f'SELECT count(*) FROM "{self.bench.main["schema"]}".questions'))
 
 
-def hot_path_rows(bench: Any) -> list[dict[str, Any]]:
-    """For ``bench/__main__.py``: ``("hot", self.rows_of("hot_paths", "hot_path_rows"))``."""
+ONLY = {"reads-off": "reads_uncached", "create": "create_without_webhooks"}
+
+
+def hot_path_rows(bench: Any, only: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """For ``bench/__main__.py``: ``("hot", self.rows_of("hot_paths", "hot_path_rows"))``.
+    ``only``: just these groups of rows (``ONLY``), in that order."""
     hot = HotPaths(bench)
     try:
-        hot.reads()
-        hot.writes()
+        if only:
+            for name in only:
+                getattr(hot, ONLY[name])()
+        else:
+            hot.reads()
+            hot.writes()
     finally:
         hot.stop()
     return hot.rows
@@ -392,7 +435,16 @@ def quick(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="(the only mode)")
     parser.add_argument("--questions", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument(
+        "--only",
+        default="",
+        help=f"comma-separated groups of rows ({', '.join(ONLY)}); no delivery rows",
+    )
     args = parser.parse_args(argv)
+    only = tuple(name for name in args.only.split(",") if name)
+    unknown = [name for name in only if name not in ONLY]
+    if unknown:
+        parser.error(f"unknown --only groups: {', '.join(unknown)}")
     ns = argparse.Namespace(quick=True, orgs=1, seconds=args.seconds, soak=1, processes=1, only="")
     bench = Bench(ns)
     load.ensure_wrk()
@@ -414,9 +466,10 @@ def quick(argv: list[str]) -> int:
         cats = ok(bench.base, "GET", f"/api/v1/{MAIN_ORG}/categories", bench.main["key"])
         bench.category_id = cats["data"][0]["id"]
         bench.start_reference()
-        entries = hot_path_rows(bench)
+        entries = hot_path_rows(bench, only)
         try:
-            entries += delivery_rate_rows(bench)
+            if not only:
+                entries += delivery_rate_rows(bench)
         except Exception as exc:  # the hot rows are worth printing anyway
             print(f"delivery rows failed: {type(exc).__name__}: {exc}", flush=True)
     finally:

@@ -12,21 +12,27 @@ text is then the same for every org, so asyncpg's per-connection prepared statem
 the text) are shared by all orgs. With the schema in the text (``schema_translate_map`` to
 the real schema), each org needs its own prepared statements: at 1,000 orgs nearly every
 query was prepared again and throughput fell to 0.65 of 10 orgs (``docs/performance.md``).
+
+Round trips (issue 14): a read of a request that has not written runs through ``read_rows``
+on a pool of its own in autocommit whose connections keep the last org's search_path: one
+round trip when the connection holds that org's path already, two else.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 import orjson
-from sqlalchemy import Connection, MetaData, event, text
+from sqlalchemy import Connection, Executable, MetaData, Result, event, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, create_async_engine
 from sqlalchemy.orm import DeclarativeBase, ORMExecuteState, Session, SessionTransaction
 from sqlalchemy.util import await_only
 
 from tenancy.generations import CHANGE, INSERT, WROTE_KEY, bump, note_write, statement_kind
-from tenancy.settings import Settings
+from tenancy.loop_resources import peek, per_loop
+from tenancy.settings import Settings, get_settings
 
 TENANT_SCHEMA_PLACEHOLDER = "tenant"
 SHARED_SCHEMA = "shared"
@@ -209,10 +215,13 @@ class TenantSyncSession(Session):
 def _bind_transaction(
     session: Session, _transaction: SessionTransaction, connection: Connection
 ) -> None:
-    timeout_ms = connection.get_execution_options().get(STATEMENT_TIMEOUT_OPTION, 0)
-    connection.execute(
-        _BIND_TRANSACTION, {"path": session.info[_SEARCH_PATH_KEY], "ms": str(int(timeout_ms))}
-    )
+    timeout_ms = int(connection.get_execution_options().get(STATEMENT_TIMEOUT_OPTION, 0))
+    path = session.info[_SEARCH_PATH_KEY]
+    # BEGIN (the driver's) and this binding are two round trips. Sending them as one string
+    # (a hand-made transaction object in SQLAlchemy's asyncpg adapter) saved one, but left
+    # connections in a state asyncpg refused during a PostgreSQL restart (a 500 instead of a
+    # 503): kept out, see docs/performance.md.
+    connection.execute(_BIND_TRANSACTION, {"path": path, "ms": str(timeout_ms)})
 
 
 @event.listens_for(TenantSyncSession, "do_orm_execute")
@@ -267,3 +276,105 @@ async def bind_org(conn: AsyncConnection, schema: str) -> AsyncConnection:
 def shared_session(engine: AsyncEngine) -> AsyncSession:
     """A session with no org bound: tenant tables are unreachable from it."""
     return AsyncSession(bind=engine, expire_on_commit=False)
+
+
+# ---- reads in one round trip (issue 14) ------------------------------------------------------
+
+# The read pool's binding: session-level (its connections run in autocommit, no transaction).
+_SET_READ_PATH = text("SELECT set_config('search_path', :path, false)")
+# ConnectionPoolEntry.info of a read connection: (its driver connection, the path it holds).
+_READ_PATH_KEY = "tenant_read_search_path"
+
+
+async def _dispose(engine: AsyncEngine) -> None:
+    await engine.dispose()
+
+
+# The per-loop resource name of each engine view's read pool (computed once per view).
+_read_engine_names: dict[int, tuple[AsyncEngine, str]] = {}
+
+
+def _read_engine(view: AsyncEngine) -> AsyncEngine:
+    """The pool of ``read_rows`` for ``view``'s database (one per loop): AUTOCOMMIT (a read is
+    one statement, no BEGIN/COMMIT), the engine's statement_timeout in the start-up packet, and
+    connections that keep the search_path of the last org they read for. Nothing else uses
+    this pool, and ``read_rows`` binds its org before each read unless the connection holds
+    that org's path already: no statement on it runs with another org's path."""
+    known = _read_engine_names.get(id(view))
+    if known is not None and known[0] is view:
+        engine = peek(known[1])
+        if engine is not None:
+            return cast(AsyncEngine, engine)
+    timeout_ms = int(view.get_execution_options().get(STATEMENT_TIMEOUT_OPTION, 0))
+    url = view.url
+
+    def make() -> AsyncEngine:
+        settings = get_settings()
+        engine = create_async_engine(
+            url,
+            isolation_level="AUTOCOMMIT",
+            # A read holds its connection for one statement: no overflow (the connection
+            # budget of docs/operations.md counts FAQ_DB_POOL_SIZE more per API process).
+            pool_size=settings.faq_db_pool_size,
+            max_overflow=0,
+            pool_recycle=settings.faq_db_pool_recycle_seconds,
+            pool_pre_ping=False,
+            hide_parameters=True,
+            json_serializer=_json_dumps,
+            json_deserializer=orjson.loads,
+            connect_args={
+                "server_settings": {**SERVER_SETTINGS, "statement_timeout": str(timeout_ms)}
+            },
+            execution_options={"schema_translate_map": SCHEMA_FREE},
+        )
+        _install_schema_free_sql(engine)
+        event.listen(engine.sync_engine, "connect", _register_array_codecs)
+        return engine
+
+    name = f"tenant_reads:{url.render_as_string(hide_password=True)}:{timeout_ms}"
+    _read_engine_names[id(view)] = (view, name)
+    return per_loop(name, make, _dispose)
+
+
+async def _bind_read_connection(conn: AsyncConnection, path: str) -> None:
+    """Set the read connection's search_path to ``path`` unless it holds it already (the
+    record names the driver connection too: a reconnected entry is bound again)."""
+    driver = (await conn.get_raw_connection()).driver_connection
+    held = conn.info.get(_READ_PATH_KEY)
+    if held is not None and held[0] is driver and held[1] == path:
+        return
+    conn.info.pop(_READ_PATH_KEY, None)
+    await conn.execute(_SET_READ_PATH, {"path": path})
+    conn.info[_READ_PATH_KEY] = (driver, path)
+
+
+async def read_rows(
+    session: AsyncSession, statement: Executable, parameters: dict[str, Any] | None = None
+) -> Result[Any]:
+    """Run a read (Core: rows, no ORM objects) for the org of ``session`` (``tenant_session``).
+
+    A session with no transaction open (a read-only request so far): on a connection of the
+    read pool (``_read_engine``), one round trip when that connection holds the org's
+    search_path already, else two (the binding, then the read); READ COMMITTED gives each
+    statement its own snapshot either way. In a transaction: on its connection, so the read
+    sees the transaction's own writes."""
+    if session.in_transaction():
+        conn = await session.connection()
+        return await conn.execute(statement, parameters)
+    path: str = session.info[_SEARCH_PATH_KEY]
+    bind = session.bind
+    if not isinstance(bind, AsyncEngine):
+        raise RuntimeError("read_rows needs a session of tenant_session")
+    engine = _read_engine(bind)
+    try:
+        async with engine.connect() as conn:
+            await _bind_read_connection(conn, path)
+            return await conn.execute(statement, parameters)
+    except DBAPIError as error:
+        if not error.connection_invalidated:
+            raise
+    # The connection was lost (a PostgreSQL restart: the pool is invalidated at once). A read
+    # changes nothing, so it is tried once more on a new connection.
+    async with engine.connect() as conn:
+        await _bind_read_connection(conn, path)
+        return await conn.execute(statement, parameters)

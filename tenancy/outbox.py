@@ -13,7 +13,21 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import BigInteger, DateTime, Identity, String, Table, func, insert, text
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    DateTime,
+    Identity,
+    Insert,
+    String,
+    Table,
+    bindparam,
+    func,
+    insert,
+    select,
+    text,
+    union_all,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, create_async_engine
 from sqlalchemy.orm import Mapped, mapped_column
@@ -137,6 +151,41 @@ async def record_events(
         insert(OUTBOX),
         [{"event_id": new_id("evt"), "event": event, "data": data} for event, data in events],
     )
+    await events_written(session, org_id)
+
+
+def outbox_insert_when(count: int, condition: ColumnElement[bool]) -> Insert:
+    """The INSERT of ``count`` events (in order; values: ``outbox_parameters``) into the org's
+    outbox, of no row unless ``condition`` holds: a writer folds it into its own statement as
+    a CTE (``WITH q AS (INSERT ... RETURNING ...), e AS (<this, condition: EXISTS (SELECT
+    FROM q)>) ...``), so the change and its events take one round trip; built once, it runs
+    with new parameters each time. The writer then calls ``events_written`` (when the
+    statement wrote them), exactly as ``record_events`` does."""
+    rows = [
+        select(
+            bindparam(f"outbox_event_id_{n}", type_=String(40)).label("event_id"),
+            bindparam(f"outbox_event_{n}", type_=String(40)).label("event"),
+            bindparam(f"outbox_data_{n}", type_=JSONB).label("data"),
+        ).where(condition)
+        for n in range(count)
+    ]
+    source = rows[0] if len(rows) == 1 else union_all(*rows)
+    return insert(OUTBOX).from_select(["event_id", "event", "data"], source)
+
+
+def outbox_parameters(events: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """The parameters of ``outbox_insert_when(len(events), ...)`` for ``events``."""
+    params: dict[str, Any] = {}
+    for n, (event, data) in enumerate(events):
+        params[f"outbox_event_id_{n}"] = new_id("evt")
+        params[f"outbox_event_{n}"] = event
+        params[f"outbox_data_{n}"] = data
+    return params
+
+
+async def events_written(session: AsyncSession, org_id: str) -> None:
+    """After events were inserted in the session's transaction: mark the org pending (once
+    per transaction, before it commits) and queue the relay for after its commit."""
     # Once per transaction: its first insert holds the outbox's lock until commit, so a
     # relay clearing the mark after this re-checks behind every later insert too.
     if once_per_transaction(session, f"outbox-mark:{org_id}"):

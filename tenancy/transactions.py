@@ -20,7 +20,10 @@ def after_commit(session: AsyncSession, key: str, callback: Callable[[], None]) 
 
 
 async def commit(session: AsyncSession) -> None:
-    await session.commit()
+    # A session that never began a transaction (a request served by ``read_rows`` alone) has
+    # nothing to commit: no round trip, no greenlet, no session events.
+    if session.in_transaction() or session.new or session.dirty or session.deleted:
+        await session.commit()
     callbacks: dict[str, Callable[[], None]] = session.info.pop(_KEY, {})
     for key, callback in callbacks.items():
         try:

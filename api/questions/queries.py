@@ -2,7 +2,8 @@
 keyset pagination, ranked search with ``q``), a page of a question's revisions
 (``list_revisions``), the live count (``count_live``) and loading a question by id or slug
 (``load``, for the writes: it returns the ORM object). The question reads select the public
-columns (``PUBLIC_COLUMNS``), not ORM objects.
+columns (``PUBLIC_COLUMNS``), not ORM objects, as Core statements (``tenancy.db.read_rows``):
+in a request that has not written, one round trip on a connection already bound to the org.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from sqlalchemy import (
     Float,
     Select,
     and_,
+    bindparam,
     case,
     cast,
     func,
@@ -33,6 +35,7 @@ from api.questions.rules import LIVE
 from api.questions.schemas import question_public, revision_public
 from api.search import prefix_query, tsquery, unranked
 from api.translations.models import QuestionTranslation, source_digest_sql
+from tenancy.db import read_rows
 from tenancy.ids import looks_like_id
 
 # The columns of the public shape: reads select these rows, not ORM objects (no identity map,
@@ -100,6 +103,33 @@ def _by_ref(ref: str) -> ColumnElement[bool]:
     return Question.id == ref if looks_like_id(ref, "q") else Question.slug == ref
 
 
+# The hot reads, built once per locale with their values as parameters: building a select and
+# its cache key costs more Python than running it (issue 14). Bounded: locales are few.
+_PREBUILT_MAX = 256
+_prebuilt: dict[tuple[str, str, bool], Select[Any]] = {}
+
+
+def _prebuilt_statement(kind: str, locale: str, flag: bool) -> Select[Any]:
+    """``get`` (flag: by id, else by slug; parameter ``ref``) or ``page`` (the plain list in
+    its order; flag: after a cursor, parameters ``after_order`` and ``after_id``; ``limit``)."""
+    key = (kind, locale, flag)
+    stmt = _prebuilt.get(key)
+    if stmt is not None:
+        return stmt
+    if kind == "get":
+        column = Question.id if flag else Question.slug
+        stmt = _in_locale(locale).where(column == bindparam("ref"))
+    else:
+        after: list[Any] | None = (
+            [bindparam("after_order"), bindparam("after_id")] if flag else None
+        )
+        stmt = keyset_page(_in_locale(locale), Question.sort_order, Question.id, after)
+        stmt = stmt.limit(bindparam("limit"))
+    if len(_prebuilt) < _PREBUILT_MAX:
+        _prebuilt[key] = stmt
+    return stmt
+
+
 async def load(session: AsyncSession, ref: str, *, lock: bool = False) -> Question:
     """The live question with this id or slug (row-locked with ``lock``), else 404."""
     stmt = select(Question).where(LIVE, _by_ref(ref))
@@ -117,7 +147,8 @@ async def count_live(session: AsyncSession) -> int:
 
 async def get_question(session: AsyncSession, ref: str, locale: str) -> dict[str, Any]:
     """The question as served in ``locale`` (its published translation, else its own)."""
-    row = (await session.execute(_in_locale(locale).where(_by_ref(ref)))).first()
+    stmt = _prebuilt_statement("get", locale, looks_like_id(ref, "q"))
+    row = (await read_rows(session, stmt, {"ref": ref})).first()
     if row is None:
         raise QuestionNotFound()
     return question_public(row)
@@ -159,10 +190,11 @@ async def _unranked_rows(
     key = tuple_(Question.sort_order, Question.id)
     listed = keyset_page(stmt, Question.sort_order, Question.id, after)
     bound = (
-        await session.execute(
+        await read_rows(
+            session,
             listed.with_only_columns(Question.sort_order, Question.id)
             .offset(UNRANKED_WINDOW - 1)
-            .limit(1)
+            .limit(1),
         )
     ).first()
     # The served vector, not the bare column: the list index walks the window and checks each
@@ -170,13 +202,13 @@ async def _unranked_rows(
     near = listed.where(SERVED_VECTOR.op("@@")(matches))
     if bound is not None:
         near = near.where(key <= tuple_(literal(bound.sort_order), literal(bound.id)))
-    rows = list((await session.execute(near.limit(limit + 1))).all())
+    rows = list((await read_rows(session, near.limit(limit + 1))).all())
     if bound is None or len(rows) > limit:
         return rows
     beyond = stmt.where(hit, key > tuple_(literal(bound.sort_order), literal(bound.id)))
     # ``sort_order + 0``: not the list index's order, so the search index finds the few rows.
     beyond = beyond.order_by(Question.sort_order + 0, Question.id).limit(limit + 1 - len(rows))
-    return rows + list((await session.execute(beyond)).all())
+    return rows + list((await read_rows(session, beyond)).all())
 
 
 def _translation_filter(state: str, locale: str) -> ColumnElement[bool]:
@@ -214,6 +246,8 @@ async def list_questions(
     (missing, outdated, draft, published) keeps the questions whose translation in ``locale``
     is in that state.
     """
+    if category is None and status is None and translation is None and q is None:
+        return await _plain_page(session, limit, after, locale)
     stmt = _in_locale(locale)
     if category is not None:
         stmt = stmt.where(_category_filter(category))
@@ -246,7 +280,7 @@ async def list_questions(
         stmt = keyset_page(stmt, rank, Question.id, after, descending=True)
     else:
         stmt = keyset_page(stmt, Question.sort_order, Question.id, after)
-    rows = (await session.execute(stmt.limit(limit + 1))).all()
+    rows = (await read_rows(session, stmt.limit(limit + 1))).all()
     page = rows[:limit]
     items = [question_public(r) for r in page]
     if len(rows) <= limit:
@@ -255,6 +289,22 @@ async def list_questions(
     if q is not None:
         return items, [last.rank, last.id]
     return items, [last.sort_order, last.id]
+
+
+async def _plain_page(
+    session: AsyncSession, limit: int, after: list[Any] | None, locale: str
+) -> tuple[list[dict[str, Any]], list[Any] | None]:
+    """``list_questions`` without filters nor search: the prebuilt statement."""
+    params: dict[str, Any] = {"limit": limit + 1}
+    if after is not None:
+        params.update(after_order=after[0], after_id=after[1])
+    stmt = _prebuilt_statement("page", locale, after is not None)
+    rows = (await read_rows(session, stmt, params)).all()
+    page = rows[:limit]
+    items = [question_public(r) for r in page]
+    if len(rows) <= limit:
+        return items, None
+    return items, [page[-1].sort_order, page[-1].id]
 
 
 async def list_revisions(

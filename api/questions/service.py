@@ -7,16 +7,40 @@ question's fields also its revision.
 
 from __future__ import annotations
 
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Integer, String, column, select, update, values
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Select,
+    String,
+    Table,
+    Text,
+    bindparam,
+    column,
+    exists,
+    func,
+    or_,
+    select,
+    update,
+    values,
+)
+from sqlalchemy import cast as cast_
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from api.errors import SlugConflict, ValidationErrorCode, field_error
+from api.categories.models import Category
+from api.errors import (
+    CategoryReferenceNotFound,
+    SlugConflict,
+    ValidationErrorCode,
+    field_error,
+)
 from api.questions.idempotency import Created, claim_key, store_response
 from api.questions.models import PublishSchedule, Question
-from api.questions.queries import PUBLIC_COLUMNS, count_live, load
+from api.questions.queries import count_live, load
 from api.questions.revisions import add_revisions, revision_changes
 from api.questions.rules import (
     COLUMNS,
@@ -30,12 +54,20 @@ from api.questions.rules import (
     state_on_update,
 )
 from api.questions.schemas import QuestionCreate, question_public
-from api.search import text_vector
+from api.search import searchable, text_vector, text_vector_of
+from api.slugs import slugify, with_suffix
 from billing.limits import ensure_room
 from tenancy.clock import utcnow
 from tenancy.context import OrgContext
-from tenancy.ids import new_id
-from tenancy.outbox import record_event, record_events
+from tenancy.generations import INSERT, note_write
+from tenancy.ids import looks_like_id, new_id
+from tenancy.outbox import (
+    events_written,
+    outbox_insert_when,
+    outbox_parameters,
+    record_event,
+    record_events,
+)
 from tenancy.schedule import mark_due
 
 # ---- create --------------------------------------------------------------------------------
@@ -56,15 +88,19 @@ async def create_question(
         replay = await claim_key(session, idempotency_key, request_hash)
         if replay is not None:
             return replay
-    category = await category_id(session, body.category_id)
+    category, taken = await _category_and_taken_slugs(
+        session, body.category_id, None if body.slug is not None else body.title
+    )
 
     async def count() -> int:
         return await count_live(session)
 
     await ensure_room(session, org.id, org.plan, "questions", count)
     now = utcnow()
-    row = await SLUGS.insert(
+    events = ["question.created"] + (["question.published"] if status == PUBLISHED else [])
+    public = await _insert_with_events(
         session,
+        org,
         {
             "id": new_id("q"),
             "slug": body.slug,
@@ -76,24 +112,182 @@ async def create_question(
             "sort_order": body.order,
             "published_at": now if status == PUBLISHED else None,
             "scheduled_publish_at": scheduled_at,
-            "search_vector": text_vector(org.default_locale, body.title, body.answer),
             "revision_count": 0,
             "created_at": now,
             "updated_at": now,
         },
+        events,
         manual_slug=body.slug,
-        text=body.title,
-        returning=PUBLIC_COLUMNS,
+        taken=taken,
     )
-    public = question_public(row)
-    events = ["question.created"] + (["question.published"] if status == PUBLISHED else [])
-    await record_events(session, org.id, [(event, public) for event in events])
     if scheduled_at is not None:
         await mark_due(session, PublishSchedule, org.id, scheduled_at)
     created = Created(201, {"data": public})
     if idempotency_key is not None:
         await store_response(session, idempotency_key, created)
     return created
+
+
+def _category_statement(with_slugs: bool) -> Select[Any]:
+    """The live category ``:category`` (locked as ``rules.category_id`` locks it) and, with
+    ``with_slugs``, the live slugs equal to ``:slug_base`` or like ``:slug_pattern``."""
+    category = (
+        select(Category.id)
+        .where(Category.id == bindparam("category"), Category.deleted_at.is_(None))
+        .with_for_update(key_share=True)
+        .subquery("category")
+    )
+    stmt = select(category.c.id)
+    if with_slugs:
+        taken = select(Question.slug).where(
+            LIVE,
+            or_(
+                Question.slug == bindparam("slug_base"),
+                Question.slug.like(bindparam("slug_pattern")),
+            ),
+        )
+        stmt = stmt.add_columns(func.array(taken.scalar_subquery()))
+    return stmt
+
+
+_CATEGORY_ONLY = _category_statement(False)
+_CATEGORY_AND_SLUGS = _category_statement(True)
+
+
+async def _category_and_taken_slugs(
+    session: AsyncSession, ref: str, title: str | None
+) -> tuple[str, set[str]]:
+    """One round trip: the live category ``ref``, locked against a concurrent delete (the lock
+    of ``rules.category_id``), else 400; with ``title`` (an automatic slug) also the live
+    slugs its slug could collide with (``SlugRule.next_free``)."""
+    found = None
+    if looks_like_id(ref, "cat"):
+        if title is None:
+            found = (await session.execute(_CATEGORY_ONLY, {"category": ref})).first()
+        else:
+            base, pattern = _slug_base_and_pattern(title)
+            params = {"category": ref, "slug_base": base, "slug_pattern": pattern}
+            found = (await session.execute(_CATEGORY_AND_SLUGS, params)).first()
+    if found is None:
+        raise CategoryReferenceNotFound(
+            "The category does not exist in this organization.",
+            details=field_error("categoryId", "not found"),
+        )
+    return found[0], set(found[1]) if title is not None else set()
+
+
+def _slug_base_and_pattern(title: str) -> tuple[str, str]:
+    """``title``'s base slug and the LIKE pattern of its suffixed forms (``SlugRule``)."""
+    base = slugify(title, SLUGS.max_length)
+    pattern = base.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "-%"
+    return base, pattern
+
+
+def _taken_slugs(title: str) -> Any:
+    """The live slugs equal to ``title``'s base slug or to a suffixed form of it."""
+    base, pattern = _slug_base_and_pattern(title)
+    return select(Question.slug).where(
+        LIVE, or_(Question.slug == base, Question.slug.like(pattern))
+    )
+
+
+def _first_free(title: str, taken: set[str]) -> str:
+    base = slugify(title, SLUGS.max_length)
+    n = 1
+    while True:
+        candidate = with_suffix(base, n, SLUGS.max_length)
+        if candidate not in taken and candidate not in SLUGS.reserved:
+            return candidate
+        n += 1
+
+
+# The columns a create writes from parameters (``search_vector`` is computed from the words).
+_CREATE_COLUMNS = (
+    "id",
+    "slug",
+    "locale",
+    "title",
+    "answer",
+    "status",
+    "category_id",
+    "sort_order",
+    "published_at",
+    "scheduled_publish_at",
+    "revision_count",
+    "created_at",
+    "updated_at",
+)
+_create_statements: dict[tuple[str, int], Select[Any]] = {}
+
+
+def _create_statement(locale: str, events: int) -> Select[Any]:
+    """``WITH question AS (INSERT ... ON CONFLICT DO NOTHING RETURNING id), events AS (INSERT
+    INTO outbox ... WHERE EXISTS (SELECT FROM question)) SELECT id FROM question``, built once
+    per locale (its search configuration) and number of events; values are parameters."""
+    key = (locale, events)
+    stmt = _create_statements.get(key)
+    if stmt is not None:
+        return stmt
+    table = cast(Table, Question.__table__)
+    values_: dict[str, Any] = {
+        name: bindparam(name, type_=table.c[name].type) for name in _CREATE_COLUMNS
+    }
+    values_["search_vector"] = text_vector_of(
+        locale,
+        cast_(bindparam("words_primary", type_=Text), Text),
+        cast_(bindparam("words_secondary", type_=Text), Text),
+    )
+    question = (
+        pg_insert(table)
+        .values(**values_)
+        .on_conflict_do_nothing(index_elements=[table.c.slug], index_where=LIVE)
+        .returning(table.c.id)
+        .cte("question")
+    )
+    outbox = outbox_insert_when(events, exists(select(question.c.id))).cte("events")
+    stmt = select(question.c.id).add_cte(outbox)
+    if len(_create_statements) < 256:  # bounded: locales are few
+        _create_statements[key] = stmt
+    return stmt
+
+
+async def _insert_with_events(
+    session: AsyncSession,
+    org: OrgContext,
+    values_: dict[str, Any],
+    events: list[str],
+    *,
+    manual_slug: str | None,
+    taken: set[str],
+) -> dict[str, Any]:
+    """The question and its outbox events in one statement (``SlugRule.insert``'s rule: ``ON
+    CONFLICT`` on the live-slug index skips the row, and then its events too; a manual slug
+    is a 409, an automatic one is picked again), then the outbox mark. Returns the public
+    shape (also the events' data: the row exactly as inserted)."""
+    stmt = _create_statement(values_["locale"], len(events))
+    words = {
+        "words_primary": searchable(values_["title"]),
+        "words_secondary": searchable(values_["answer"]),
+    }
+    for attempt in range(20):
+        if manual_slug is None:
+            if attempt:
+                taken = set((await session.execute(_taken_slugs(values_["title"]))).scalars())
+            values_["slug"] = _first_free(values_["title"], taken)
+        public = question_public(cast(Question, SimpleNamespace(**values_)))
+        params = {
+            **{name: values_[name] for name in _CREATE_COLUMNS},
+            **words,
+            **outbox_parameters([(event, public) for event in events]),
+        }
+        row = (await session.execute(stmt, params)).first()
+        if row is not None:
+            note_write(session.info, Question.__table__, INSERT)  # a plain insert
+            await events_written(session, org.id)
+            return public
+        if manual_slug is not None:
+            raise SlugConflict()
+    raise SlugConflict("Could not allocate a free slug; retry.")
 
 
 # ---- PATCH and restore ---------------------------------------------------------------------

@@ -16,6 +16,9 @@ retries, re-drive, tests) (``api/webhooks/dispatch.py``); both take ids and are 
   still waiting on its receiver after DETACH_AFTER_SECONDS finishes on the event loop while
   its message returns: a receiver that times out holds no worker thread. The engine owns
   every transaction of these paths.
+- ``batch.py``: group commit of the bookkeeping: the record/claim requests of every send to
+  one org waiting meanwhile on this event loop go into one transaction (one ``record_wave``,
+  one ``claim_wave``), one such transaction per org at a time.
 - ``throttle.py``: the in-flight limit: a short wait on an in-process semaphore, then Redis
   slots with a lease (across processes).
 - ``store.py``: the rows' SQL, in the caller's transaction. The claim (one conditional UPDATE

@@ -37,6 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from api.webhooks.dispatch import enqueue_busy, enqueue_deliveries
 from tasks.deliveries.attempts import Claim, Outcome
+from tasks.deliveries.batch import OrgBookkeeping
 from tasks.deliveries.policy import (
     BATCH_HOLD_SECONDS,
     BUSY_RETRY_SECONDS,
@@ -46,7 +47,7 @@ from tasks.deliveries.policy import (
     lease_seconds,
     shutdown_wait_seconds,
 )
-from tasks.deliveries.store import claim_one, claim_wave, postpone_due, record_wave, unclaim
+from tasks.deliveries.store import claim_one, postpone_due, record_wave, unclaim
 from tasks.deliveries.throttle import (
     acquire_slots,
     local_slot,
@@ -78,6 +79,8 @@ class _LoopState:
     db_gates: dict[int, asyncio.Semaphore] = field(default_factory=dict)
     # Sends still running after their message returned (a slow receiver).
     detached: set[asyncio.Future[Any]] = field(default_factory=set)
+    # Per engine and org schema: the bookkeeping of its sends, one transaction for all waiting.
+    bookkeeping: dict[tuple[int, str], OrgBookkeeping] = field(default_factory=dict)
 
 
 def _new_state() -> _LoopState:
@@ -130,8 +133,25 @@ class _Send:
         async with gate, tenant_session(self.engine, self.schema) as session:
             yield session
 
+    def bookkeeping(self) -> OrgBookkeeping:
+        key = (id(self.engine), self.schema)
+        held = self.loop.bookkeeping.get(key)
+        if held is None:
+            held = self.loop.bookkeeping[key] = OrgBookkeeping(self.org_id)
+        return held
+
     async def record(self, done: list[tuple[Claim, Outcome]]) -> dict[str, str]:
-        """Record a wave's attempts in one transaction."""
+        """Record a wave's attempts (with those of the org's other sends waiting meanwhile, in
+        one transaction; alone if that fails)."""
+        try:
+            recorded, _ = await self.bookkeeping().submit(self.session, self.settings, done, [])
+        except Exception:
+            log.warning("delivery_bookkeeping_batch_failed", exc_info=True)
+            return await self.record_alone(done)
+        return recorded
+
+    async def record_alone(self, done: list[tuple[Claim, Outcome]]) -> dict[str, str]:
+        """Record a wave's attempts in a transaction of its own."""
         async with self.session() as session:
             results = await record_wave(session, done, self.settings)
             await commit(session)
@@ -140,16 +160,16 @@ class _Send:
     async def record_and_claim(
         self, done: list[tuple[Claim, Outcome]], wave: list[str]
     ) -> tuple[dict[str, str], list[Claim]]:
-        """One transaction: record the previous wave's attempts, then claim the next wave. Rows
-        the common claim leaves out go the careful way, one transaction each."""
+        """One transaction (shared with the org's other sends waiting meanwhile): record the
+        previous wave's attempts, then claim the next wave. Rows the common claim leaves out
+        go the careful way, one transaction each."""
         try:
-            async with self.session() as session:
-                recorded = await record_wave(session, done, self.settings) if done else {}
-                claims = await claim_wave(session, self.org_id, wave, self.settings)
-                await commit(session)
+            recorded, claims = await self.bookkeeping().submit(
+                self.session, self.settings, done, wave
+            )
         except Exception:
             if done:  # the claim failed: the records must not go with it
-                await self.record(done)
+                await self.record_alone(done)
             raise
         claimed = {c.delivery_id for c in claims}
         for delivery_id in wave:

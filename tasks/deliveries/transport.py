@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import socket
 import ssl
 import time
@@ -120,6 +121,17 @@ async def close() -> None:
 # ---- one attempt ---------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
+def _decrypted(keys: tuple[str, ...], ciphertext: str) -> str:
+    return decrypt_secret(ciphertext)
+
+
+def _secret(ciphertext: str, settings: Settings) -> str:
+    """A webhook's secret, decrypted once per ciphertext and ``FAQ_SECRET_KEY`` (a rotation
+    re-encrypts it: a new ciphertext, a new entry); a failure is not kept."""
+    return _decrypted(tuple(settings.secret_keys()), ciphertext)
+
+
 async def _read_capped(response: aiohttp.ClientResponse) -> bytes:
     """At most BODY_CAP_BYTES of the body: a 1 GB answer is never read whole."""
     data = b""
@@ -138,7 +150,7 @@ async def attempt(
     receiver's faults: they become the outcome."""
     signed_at = utcnow()
     try:
-        secret = decrypt_secret(claim.secret_ciphertext)
+        secret = _secret(claim.secret_ciphertext, settings)
         raw, headers, body = signed_request(
             secret, claim.delivery_id, claim.event, claim.data, signed_at
         )
