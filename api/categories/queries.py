@@ -1,6 +1,7 @@
 """Reads of categories as served in a locale (``get_category``, ``list_categories``): each
 category's translation in that locale, else its own name and description, with its live
-question count. One statement per read: the translation is a LEFT JOIN on its primary key
+question count (of published questions only for readers who see nothing else). One statement
+per read: the translation is a LEFT JOIN on its primary key
 (category id, locale)."""
 
 from __future__ import annotations
@@ -30,41 +31,48 @@ def _served(column: Any, translated: Any) -> ColumnElement[Any]:
     return case((TRANSLATED, translated), else_=column).label(column.key)
 
 
-def _question_count() -> ColumnElement[int]:
+def _question_count(published_only: bool) -> ColumnElement[int]:
+    counted = [Question.category_id == Category.id, Question.deleted_at.is_(None)]
+    if published_only:
+        counted.append(Question.status == "published")
+    return select(func.count()).where(*counted).correlate(Category).scalar_subquery()
+
+
+def _columns(published_only: bool) -> tuple[Any, ...]:
     return (
-        select(func.count())
-        .where(Question.category_id == Category.id, Question.deleted_at.is_(None))
-        .correlate(Category)
-        .scalar_subquery()
+        Category.id,
+        Category.slug,
+        _served(Category.locale, SERVED.locale),
+        _served(Category.name, SERVED.name),
+        _served(Category.description, SERVED.description),
+        Category.sort_order,
+        Category.parent_id,
+        Category.is_default,
+        Category.created_at,
+        Category.updated_at,
+        _question_count(published_only).label("question_count"),
     )
 
 
-COLUMNS: tuple[Any, ...] = (
-    Category.id,
-    Category.slug,
-    _served(Category.locale, SERVED.locale),
-    _served(Category.name, SERVED.name),
-    _served(Category.description, SERVED.description),
-    Category.sort_order,
-    Category.parent_id,
-    Category.is_default,
-    Category.created_at,
-    Category.updated_at,
-    _question_count().label("question_count"),
-)
+# Secret readers count every live question; publishable keys (and the help center) only the
+# published ones, the only ones they can read.
+COLUMNS = {False: _columns(False), True: _columns(True)}
 
 
-def _in_locale(locale: str) -> Select[Any]:
+def _in_locale(locale: str, published_only: bool = False) -> Select[Any]:
     on = and_(SERVED.category_id == Category.id, SERVED.locale == literal(locale))
-    return select(*COLUMNS).select_from(Category).outerjoin(SERVED, on).where(LIVE)
+    return select(*COLUMNS[published_only]).select_from(Category).outerjoin(SERVED, on).where(LIVE)
 
 
 def _by_ref(ref: str) -> ColumnElement[bool]:
     return Category.id == ref if looks_like_id(ref, "cat") else Category.slug == ref
 
 
-async def get_category(session: AsyncSession, ref: str, locale: str) -> dict[str, Any]:
-    row = (await session.execute(_in_locale(locale).where(_by_ref(ref)))).first()
+async def get_category(
+    session: AsyncSession, ref: str, locale: str, *, published_only: bool = False
+) -> dict[str, Any]:
+    statement = _in_locale(locale, published_only).where(_by_ref(ref))
+    row = (await session.execute(statement)).first()
     if row is None:
         raise CategoryNotFound()
     return category_public(row, row.question_count)
@@ -83,12 +91,18 @@ def _served_match(locale: str, matches: ColumnElement[str]) -> ColumnElement[boo
 
 
 async def list_categories(
-    session: AsyncSession, *, limit: int, after: list[Any] | None, q: str | None, locale: str
+    session: AsyncSession,
+    *,
+    limit: int,
+    after: list[Any] | None,
+    q: str | None,
+    locale: str,
+    published_only: bool = False,
 ) -> tuple[list[dict[str, Any]], list[Any] | None]:
     """A page served in ``locale`` and the sort key of its last item when more follow (keyset
     pagination); with ``q``, the best matches of the served text first (stemmed in the
-    locale's language)."""
-    stmt = _in_locale(locale)
+    locale's language). ``published_only``: question counts of published questions only."""
+    stmt = _in_locale(locale, published_only)
     if q is not None:
         query = prefix_query(q)
         if query is None:

@@ -12,7 +12,14 @@ from quart_schema import (
     validate_request,
 )
 
-from api.binding import chosen_locale, current_org, cursors, db, requires_scope
+from api.binding import (
+    chosen_locale,
+    current_org,
+    cursors,
+    db,
+    public_audience,
+    requires_scope,
+)
 from api.categories import queries, service
 from api.categories.schemas import (
     AuditEntryOut,
@@ -44,7 +51,12 @@ async def list_categories(query_args: CategoryListQuery) -> Result:
     kind = "categories" if query_args.q is None else f"categories:q:{query_args.q}:{locale}"
     after = cursors().decode(kind, query_args.cursor) if query_args.cursor else None
     items, last = await queries.list_categories(
-        db(), limit=query_args.limit, after=after, q=query_args.q, locale=locale
+        db(),
+        limit=query_args.limit,
+        after=after,
+        q=query_args.q,
+        locale=locale,
+        published_only=public_audience(),
     )
     cursor = cursors().encode(kind, last) if last is not None else None
     return list_body(items, query_args.limit, cursor), 200
@@ -97,7 +109,7 @@ async def reorder_categories(data: IdsBody) -> Result:
 async def get_category(ref: str) -> tuple[dict[str, Any], int, dict[str, str]]:
     """Get a category by id or slug, served in ``?locale=`` (else Accept-Language). Also
     readable with a publishable key."""
-    data = await queries.get_category(db(), ref, chosen_locale())
+    data = await queries.get_category(db(), ref, chosen_locale(), published_only=public_audience())
     return {"data": data}, 200, {"Content-Language": data["locale"]}
 
 

@@ -205,3 +205,22 @@ async def test_a_public_key_is_limited_per_client_address(
     for _ in range(5):
         r = await as_key(org, org.keys["read"], "GET", "/categories", address=visitor)
         assert r.status_code == 200
+
+
+async def test_a_public_reader_counts_only_published_questions_of_a_category(
+    org: OrgClient,
+) -> None:
+    ids = await _content(org)
+    key = (await make_public_key(org))["key"]
+    category = ids["category"]
+    r = await org.get(f"/categories/{category}")
+    everything = (await r.get_json())["data"]["questionCount"]
+    r = await as_key(org, key, "GET", f"/categories/{category}")
+    assert r.status_code == 200
+    assert (await r.get_json())["data"]["questionCount"] == 1 < everything
+    r = await as_key(org, key, "GET", "/categories", query_string={"limit": 100})
+    listed = {c["id"]: c for c in (await r.get_json())["data"]}
+    assert listed[category]["questionCount"] == 1
+    # The secret reader's count is unchanged (and not served from the public reader's cache).
+    r = await org.get(f"/categories/{category}")
+    assert (await r.get_json())["data"]["questionCount"] == everything
