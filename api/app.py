@@ -11,6 +11,7 @@ from typing import Any
 import asyncpg
 import orjson
 import structlog
+from flask.templating import _default_template_ctx_processor as flask_default_template_ctx_processor
 from pydantic import BaseModel, ValidationError
 from quart import Quart, Request, Response, request
 from quart.json.provider import DefaultJSONProvider
@@ -271,11 +272,14 @@ def skip_pydantic_for_plain_results(app: Quart) -> None:
     """Views return plain dicts (already in the public shape). quart-schema would pass each one
     through ``TypeAdapter(dict).dump_python`` (a new TypeAdapter and a full copy per response,
     about a fifth of a list request's CPU): plain dicts and lists go straight to orjson;
-    pydantic models, dataclasses and the rest still take quart-schema's path."""
+    pydantic models, dataclasses and the rest still take quart-schema's path; a ``Response``
+    is returned as it is (what ``Quart.make_response`` does with one)."""
     schema_make_response = app.make_response  # quart-schema's wrapper
     plain_make_response = Quart.make_response.__get__(app, Quart)
 
     async def make_response(result: Any) -> Any:
+        if type(result) is app.response_class:
+            return result  # a Response as it is (the help center's pages): nothing to convert
         value = result[0] if isinstance(result, tuple) else result
         headers = result[2] if isinstance(result, tuple) and len(result) == 3 else None
         if type(value) in (dict, list) and (headers is None or type(headers) is dict):
@@ -283,6 +287,18 @@ def skip_pydantic_for_plain_results(app: Quart) -> None:
         return await schema_make_response(result)
 
     app.make_response = make_response  # type: ignore[method-assign]
+
+
+def drop_flask_template_processors(app: Quart) -> None:
+    """Each blueprint brings Flask's default template context processor (Quart's blueprints
+    are Flask's sansio ones). Under Quart it always returns ``{}`` (Flask's contexts are never
+    pushed), but it is sync, so every ``render_template`` under a blueprint sent it to the
+    thread pool: a thread hop per help-center page, more than the rest of a cached page.
+    Quart's own (async) default processor stays and provides ``g``, ``request``, ``session``."""
+    for name, processors in app.template_context_processors.items():
+        app.template_context_processors[name] = [
+            p for p in processors if p is not flask_default_template_ctx_processor
+        ]
 
 
 def create_app(settings: Settings | None = None) -> Quart:
@@ -315,6 +331,7 @@ def create_app(settings: Settings | None = None) -> Quart:
     app.register_blueprint(help_center_feedback)
     app.register_blueprint(help_center_pages)
     register_error_handlers(app)
+    drop_flask_template_processors(app)
 
     settings.require_secret_key()  # fail at start-up, not on the first request
     app.extensions["settings"] = settings

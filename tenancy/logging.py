@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import Any
 
+import orjson
 import structlog
+
+
+def _dumps(value: Any, **kw: Any) -> bytes:
+    """structlog's JSON serializer: orjson (bytes for ``BytesLogger``), keys in the order
+    the processors put them, values it cannot encode through structlog's fallback (``repr``)."""
+    return orjson.dumps(value, default=kw.get("default"), option=orjson.OPT_NON_STR_KEYS)
 
 
 def configure_logging(level: str = "INFO") -> None:
@@ -18,11 +26,11 @@ def configure_logging(level: str = "INFO") -> None:
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
-            structlog.processors.JSONRenderer(),
+            structlog.processors.JSONRenderer(serializer=_dumps),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping()[level.upper()]
         ),
-        logger_factory=structlog.PrintLoggerFactory(),
+        logger_factory=structlog.BytesLoggerFactory(),
         cache_logger_on_first_use=True,
     )

@@ -97,6 +97,9 @@ def _by_ref(ref: str) -> ColumnElement[bool]:
 async def _load(session: AsyncSession, ref: str, *, lock: bool = False) -> Category:
     stmt = select(Category).where(LIVE, _by_ref(ref))
     if lock:
+        # FOR UPDATE (not NO KEY UPDATE): it waits for the creates and moves of questions
+        # into this category, which hold it FOR KEY SHARE (``questions.rules.category_id``),
+        # so a delete never leaves a question under a deleted category. Merge does the same.
         stmt = stmt.with_for_update()
     category = (await session.execute(stmt)).scalar_one_or_none()
     if category is None:

@@ -184,8 +184,9 @@ def _action_for(org: Any, locale: str, question: Any) -> str:
 
 
 @feedback.app_context_processor
-def _feedback_context() -> dict[str, Any]:
-    """Callables, so only a template that shows the form makes a token (and a cookie)."""
+async def _feedback_context() -> dict[str, Any]:
+    """Callables, so only a template that shows the form makes a token (and a cookie). Async:
+    a sync context processor runs in the thread pool on every render (Quart's ``run_sync``)."""
     return {"hc_csrf_token": _csrf_for, "hc_feedback_action": _action_for}
 
 

@@ -49,14 +49,16 @@ def check_not_null(changes: dict[str, Any]) -> None:
 
 
 async def category_id(session: AsyncSession, ref: str) -> str:
-    """A live category of the org, locked against a concurrent delete (KEY SHARE)."""
+    """A live category of the org, locked against a concurrent delete: ``FOR KEY SHARE``,
+    which other creates and PATCHes into it share (they do not queue behind each other) and
+    which a category delete or merge waits for (they take ``FOR UPDATE`` first)."""
     found = None
     if looks_like_id(ref, "cat"):
         found = (
             await session.execute(
                 select(Category.id)
                 .where(Category.id == ref, Category.deleted_at.is_(None))
-                .with_for_update(key_share=True)
+                .with_for_update(read=True, key_share=True)
             )
         ).scalar_one_or_none()
     if found is None:

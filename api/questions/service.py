@@ -56,7 +56,7 @@ from api.questions.rules import (
 from api.questions.schemas import QuestionCreate, question_public
 from api.search import searchable, text_vector, text_vector_of
 from api.slugs import slugify, with_suffix
-from billing.limits import ensure_room
+from billing.limits import ensure_within_cap
 from tenancy.clock import utcnow
 from tenancy.context import OrgContext
 from tenancy.generations import INSERT, note_write
@@ -91,11 +91,6 @@ async def create_question(
     category, taken = await _category_and_taken_slugs(
         session, body.category_id, None if body.slug is not None else body.title
     )
-
-    async def count() -> int:
-        return await count_live(session)
-
-    await ensure_room(session, org.id, org.plan, "questions", count)
     now = utcnow()
     events = ["question.created"] + (["question.published"] if status == PUBLISHED else [])
     public = await _insert_with_events(
@@ -125,6 +120,12 @@ async def create_question(
     created = Created(201, {"data": public})
     if idempotency_key is not None:
         await store_response(session, idempotency_key, created)
+
+    async def count() -> int:
+        return await count_live(session)
+
+    # Last before the commit: the cap's per-org lock is held for the count and COMMIT only.
+    await ensure_within_cap(session, org.id, org.plan, "questions", count)
     return created
 
 
@@ -134,7 +135,7 @@ def _category_statement(with_slugs: bool) -> Select[Any]:
     category = (
         select(Category.id)
         .where(Category.id == bindparam("category"), Category.deleted_at.is_(None))
-        .with_for_update(key_share=True)
+        .with_for_update(read=True, key_share=True)
         .subquery("category")
     )
     stmt = select(category.c.id)

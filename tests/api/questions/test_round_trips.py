@@ -126,9 +126,9 @@ async def test_uncached_reads_of_two_orgs_alternating_see_only_their_own(
 
 async def test_a_create_sends_few_round_trips(org: OrgClient, round_trips: RoundTrips) -> None:
     """A create in an org without webhooks (a STARTER org: its cap takes a lock and a count):
-    BEGIN, the org's binding, the category with the slugs taken (one statement), the cap's
-    lock and count, the question with its outbox events (one statement), the outbox marker,
-    COMMIT: 8 round trips (10 before)."""
+    BEGIN, the org's binding, the category with the slugs taken (one statement), the question
+    with its outbox events (one statement), the outbox marker, the cap's lock and count (last,
+    so the lock is held only until the COMMIT), COMMIT: 8 round trips (10 before)."""
     category = await default_category(org)
     await create(org, category, title="Warm-up create")
     await settle(round_trips)
