@@ -10,10 +10,12 @@ import orjson
 import structlog
 
 
-def _dumps(value: Any, **kw: Any) -> bytes:
-    """structlog's JSON serializer: orjson (bytes for ``BytesLogger``), keys in the order
-    the processors put them, values it cannot encode through structlog's fallback (``repr``)."""
-    return orjson.dumps(value, default=kw.get("default"), option=orjson.OPT_NON_STR_KEYS)
+def _dumps(value: Any, **kw: Any) -> str:
+    """structlog's JSON serializer: orjson, keys in the order the processors put them, values
+    it cannot encode through structlog's fallback (``repr``). Text, for ``PrintLogger``: the
+    Dramatiq worker's ``sys.stdout`` is a pipe wrapper without ``.buffer``, so a
+    ``BytesLogger`` could not be made there."""
+    return orjson.dumps(value, default=kw.get("default"), option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 def configure_logging(level: str = "INFO") -> None:
@@ -31,6 +33,6 @@ def configure_logging(level: str = "INFO") -> None:
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping()[level.upper()]
         ),
-        logger_factory=structlog.BytesLoggerFactory(),
+        logger_factory=structlog.PrintLoggerFactory(),
         cache_logger_on_first_use=True,
     )
