@@ -64,9 +64,8 @@ FEEDBACK_MARKER = "<!--hc:feedback-->"
 FEEDBACK_TEMPLATE = "hc/_feedback.html"
 QUESTION_HEADER = "X-HC-Question"  # kept with a cached question page, never sent
 # The feedback form rendered without its per-visitor token (``feedback_fragment``).
-FRAGMENTS: dict[tuple[Any, ...], tuple[str, bool]] = {}
+FRAGMENTS: dict[tuple[Any, ...], str] = {}
 MAX_FRAGMENTS = 4096
-CACHED_QUERIES = frozenset({b"", b"feedback=thanks"})
 TOKEN_MARKER = "hcCsrfTokenMarker0b6f1d2e9a"  # noqa: S105 - a placeholder, not a secret
 with open(__file__.rsplit("/", 1)[0] + "/static/hc.css", encoding="utf-8") as _css:
     BASE_CSS = _css.read()
@@ -232,43 +231,30 @@ async def _finish(org: OrgRecord, body: bytes, kept: dict[str, str]) -> Response
 
 
 async def feedback_fragment(context: dict[str, Any]) -> str:
-    """``hc/_feedback.html`` (helper V's form; missing: nothing) for this request, with the
-    app's context processors (its CSRF token), without ``render_template``'s signals: it runs
-    on every question page, cached or not.
+    """``hc/_feedback.html`` (missing: nothing) for this request, without
+    ``render_template``'s signals: it runs on every question page, cached or not.
 
-    Rendered once per (template, org, locale, question, query string) with a marker where the
-    visitor's CSRF token goes (``FRAGMENTS``); each request then only makes its token and puts
-    it in place. A render that calls ``hc_csrf_token`` other than once with the page's org, or
-    a query string other than none or the thanks, is not kept (rendered every time)."""
+    The form differs per visitor only by its CSRF token: it is rendered once per (org,
+    locale, question, thanks or not) with ``TOKEN_MARKER`` for the token (``FRAGMENTS``), and
+    each request puts its own token (``hc_csrf_token``, which also gives a new visitor its
+    cookie) in place."""
     try:
         template = current_app.jinja_env.get_template(FEEDBACK_TEMPLATE)
     except TemplateNotFound:
         return ""
     await current_app.update_template_context(context)
-    org, question = context["org"], context["question"]
-    query = request.query_string
-    key = (template, org.id, org.slug, context["locale"], question["id"], question["slug"], query)
-    kept = FRAGMENTS.get(key)
-    if kept is None:
-        make_token = context.get("hc_csrf_token")
-        calls: list[tuple[Any, ...]] = []
-
-        def token_marker(*args: Any) -> str:
-            calls.append(args)
-            return TOKEN_MARKER
-
-        if make_token is None:
-            return await template.render_async(context)
-        rendered = await template.render_async({**context, "hc_csrf_token": token_marker})
-        if (calls and calls != [(org,)]) or rendered.count(TOKEN_MARKER) != len(calls):
-            return await template.render_async(context)  # not a shape this cache knows
-        kept = (rendered, bool(calls))
-        if query in CACHED_QUERIES:
-            if len(FRAGMENTS) >= MAX_FRAGMENTS:
-                FRAGMENTS.pop(next(iter(FRAGMENTS)))
-            FRAGMENTS[key] = kept
-    rendered, has_token = kept
-    if not has_token:
+    org, question, locale = context["org"], context["question"], context["locale"]
+    thanks = request.args.get("feedback") == "thanks"
+    key = (org.id, org.slug, locale, question["id"], question["slug"], thanks)
+    rendered = FRAGMENTS.get(key)
+    if rendered is None:
+        rendered = await template.render_async(
+            {**context, "thanks": thanks, "csrf_token": TOKEN_MARKER}
+        )
+        if len(FRAGMENTS) >= MAX_FRAGMENTS:
+            FRAGMENTS.pop(next(iter(FRAGMENTS)))
+        FRAGMENTS[key] = rendered
+    if TOKEN_MARKER not in rendered:  # the thanks: no form
         return rendered
     return rendered.replace(TOKEN_MARKER, str(html_escape(context["hc_csrf_token"](org))), 1)
 
