@@ -75,6 +75,14 @@ class PageNotFound(Exception):
     pass
 
 
+class OtherSpelling(Exception):
+    """The URL names an enabled locale in another case (``/FR/...``): 301 to its canonical
+    spelling, the rest of the URL kept."""
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+
+
 @hc.after_app_request
 async def security_headers(response: Response) -> Response:
     """Every response under ``/hc`` (these pages, the feedback form's, and the router's own
@@ -87,6 +95,11 @@ async def security_headers(response: Response) -> Response:
         response.headers[name] = value
     response.headers.setdefault("Cache-Control", "no-cache")
     return response
+
+
+@hc.errorhandler(OtherSpelling)
+async def on_other_spelling(error: OtherSpelling) -> Response:
+    return redirect(error.location, 301)  # type: ignore[return-value]
 
 
 @hc.errorhandler(PageNotFound)
@@ -175,15 +188,17 @@ def page_context(org: OrgRecord, locale: str, rest: str, query: str = "") -> dic
 
 
 def page_locale(org: OrgRecord, raw: str) -> str:
-    """The enabled locale the URL names (canonical case), else 404. An enabled locale as
-    spelled in the org's settings is canonical already (the settings store canonical tags):
-    no CLDR lookup for it."""
+    """The enabled locale the URL names, else 404; another spelling of one is a 301 to the
+    canonical URL (``OtherSpelling``). An enabled locale as spelled in the org's settings is
+    canonical already (the settings store canonical tags): no CLDR lookup for it."""
     if raw in org.locales:
         return raw
     tag = canonical_tag(raw)
     if tag is None or tag not in org.locales:
         raise PageNotFound()
-    return tag
+    rest = request.path.split("/", 4)[4:]  # after "", "hc", the org and the locale
+    query = f"?{request.query_string.decode()}" if request.query_string else ""
+    raise OtherSpelling(f"/hc/{org.slug}/{tag}{''.join('/' + r for r in rest)}{query}")
 
 
 async def _generation(org: OrgRecord) -> bytes | None:
@@ -332,8 +347,6 @@ def sitemap_xml(org: OrgRecord, entries: list[tuple[str, datetime]]) -> str:
 async def home(org_slug: str, locale: str) -> Response:
     org = await enabled_org(org_slug)
     tag = page_locale(org, locale)
-    if tag != locale:
-        return redirect(f"/hc/{org.slug}/{tag}", 301)  # type: ignore[return-value]
 
     async def build() -> tuple[bytes, dict[str, str]]:
         async with _session(org) as session:
@@ -354,8 +367,6 @@ async def home(org_slug: str, locale: str) -> Response:
 async def category(org_slug: str, locale: str, slug: str) -> Response:
     org = await enabled_org(org_slug)
     tag = page_locale(org, locale)
-    if tag != locale:
-        return redirect(f"/hc/{org.slug}/{tag}/categories/{slug}", 301)  # type: ignore[return-value]
 
     async def build() -> tuple[bytes, dict[str, str]]:
         async with _session(org) as session:
@@ -389,8 +400,6 @@ def _subtree(nodes: list[content.Node], category_id: str) -> list[content.Node]:
 async def question(org_slug: str, locale: str, slug: str) -> Response:
     org = await enabled_org(org_slug)
     tag = page_locale(org, locale)
-    if tag != locale:
-        return redirect(f"/hc/{org.slug}/{tag}/questions/{slug}", 301)  # type: ignore[return-value]
 
     async def build() -> tuple[bytes, dict[str, str]]:
         async with _session(org) as session:
@@ -413,8 +422,6 @@ async def question(org_slug: str, locale: str, slug: str) -> Response:
 async def search(org_slug: str, locale: str) -> Response:
     org = await enabled_org(org_slug)
     tag = page_locale(org, locale)
-    if tag != locale:
-        return redirect(f"/hc/{org.slug}/{tag}/search", 301)  # type: ignore[return-value]
     q = " ".join(request.args.get("q", "").split())[: content.MAX_QUERY]
 
     async def build() -> tuple[bytes, dict[str, str]]:

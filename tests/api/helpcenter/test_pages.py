@@ -161,7 +161,12 @@ async def test_pages_are_served_in_their_locale_with_the_translation_fallback(
     assert f'hreflang="x-default" href="{base}/en/questions/{q["slug"]}"' in en
     _, search, _ = await page(org, "/fr/search?q=mot")
     assert "Réinitialiser le mot de passe" in search
-    assert (await page(org, f"/FR/questions/{q['slug']}"))[0] == 301  # canonical case
+    status, _, headers = await page(org, f"/FR/questions/{q['slug']}")
+    assert status == 301  # canonical case, the rest of the URL kept
+    assert headers["Location"].endswith(f"/hc/{org.slug}/fr/questions/{q['slug']}")
+    status, _, headers = await page(org, "/FR/search?q=mot")
+    assert status == 301
+    assert headers["Location"].endswith(f"/hc/{org.slug}/fr/search?q=mot")
 
 
 async def test_an_answer_is_sanitised(org: OrgClient) -> None:
