@@ -4,7 +4,8 @@
 ``shared.outbox_pending``; after the change commits it queues ``outbox.relay`` for the org.
 The relay claims that org's outbox rows (``FOR UPDATE SKIP LOCKED``, so concurrent relays share
 the work), writes one delivery per active, non-deleted webhook subscribed to each event, and
-deletes the rows, all in one transaction of the org's schema; the delivery messages go out
+deletes the rows, all in one transaction of the org's schema (``audit`` events become entries
+of the org's audit log in that transaction, keyed by the event's id); the delivery messages go out
 after it commits. Once it has seen the outbox empty it clears the org's marker, then looks
 again behind every writer still holding the outbox (``LOCK ... IN SHARE MODE`` waits for them):
 an event committed meanwhile re-marks the org and is relayed. A relay that finds the org's
@@ -20,7 +21,7 @@ with that table in a later release).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import structlog
 from redis.exceptions import RedisError
@@ -36,7 +37,7 @@ from sqlalchemy import (
     text,
     union_all,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.webhooks.models import Webhook
@@ -45,6 +46,7 @@ from tasks.db import worker_engine
 from tasks.jobs import PeriodicJob, register
 from tasks.org_failures import each_org
 from tasks.registry import actor
+from tenancy.audit import AUDIT_EVENT, OrgAuditEntry, audit_entry_rows
 from tenancy.db import shared_session, tenant_session
 from tenancy.orgs import org_schema
 from tenancy.outbox import (
@@ -73,6 +75,7 @@ LEGACY_OUTBOX = Table(
     Column("event", String(40)),
     Column("data", JSONB),
 )
+AUDIT_ENTRIES = cast(Table, OrgAuditEntry.__table__)
 _LOCK_OUTBOX = text("LOCK TABLE outbox IN SHARE MODE")
 
 
@@ -87,18 +90,30 @@ async def _drain(engine: AsyncEngine, org_id: str, schema: str, table: Table) ->
             if table is LEGACY_OUTBOX:
                 claimed = claimed.where(table.c.org_id == org_id)
             claimed = claimed.order_by(table.c.id).limit(RELAY_BATCH)
+            returned = [table.c.id, table.c.event, table.c.data]
+            if table is OUTBOX:
+                returned += [table.c.event_id, table.c.created_at]
             rows = sorted(
                 (
                     await session.execute(
                         delete(table)
                         .where(table.c.id.in_(claimed.with_for_update(skip_locked=True)))
-                        .returning(table.c.id, table.c.event, table.c.data)
+                        .returning(*returned)
                     )
                 ).all(),
                 key=lambda row: row.id,
             )
             if not rows:
                 return relayed
+            audits = [
+                (row.event_id, row.data, row.created_at) for row in rows if row.event == AUDIT_EVENT
+            ]
+            if audits:
+                # Keyed by the event's id: an event relayed twice is one entry.
+                await session.execute(
+                    insert(AUDIT_ENTRIES).on_conflict_do_nothing(index_elements=["id"]),
+                    audit_entry_rows(audits),
+                )
             subscribers = (
                 await session.execute(
                     select(Webhook.id, Webhook.events)

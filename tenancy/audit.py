@@ -1,4 +1,12 @@
-"""The audit log: one entry per mutation, written in the mutation's own transaction."""
+"""Audit logs.
+
+- The category audit (``audit_log``, ``record_audit``): one entry per category mutation,
+  written in the mutation's own transaction, so ``GET …/categories/audit`` reads its writes.
+- The org's audit log (``audit_entries``): every mutation of every resource. A service records
+  the change with ``audit_change`` as an ``audit`` event in the org's outbox, in the change's
+  own transaction; the relay (``tasks/relay.py``) writes the entry (``audit_entry_rows``),
+  keyed by the event's id, so an event relayed twice is one entry.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +21,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from tenancy.clock import utcnow
 from tenancy.db import TenantBase
 from tenancy.ids import new_id
+from tenancy.outbox import record_events
 
 Actor = dict[str, str]
 SYSTEM_SCHEDULER: Actor = {"type": "system", "id": "scheduler"}
@@ -23,6 +32,108 @@ AUDIT_KEEP_NEWEST = 100
 
 def api_key_actor(fingerprint: str) -> Actor:
     return {"type": "apiKey", "id": fingerprint}
+
+
+def system_actor(name: str) -> Actor:
+    """A change made by the service itself: ``scheduler``, ``stripe``, ``cli``..."""
+    return {"type": "system", "id": name}
+
+
+# The outbox event of an audit record: internal, in no webhook's catalog, never delivered.
+AUDIT_EVENT = "audit"
+# The resources of the org's audit log (the ``resource`` filter of ``GET …/audit``).
+AUDIT_RESOURCES = ("category", "question", "webhook", "key", "settings", "plan")
+
+
+def audit_payload(
+    *,
+    resource: str,
+    resource_id: str | None,
+    action: str,
+    actor: Actor,
+    before: Any,
+    after: Any,
+) -> dict[str, Any]:
+    """The ``data`` of an ``audit`` outbox event. ``before``/``after`` as in the category
+    audit: changed fields only for updates; ``None`` / the whole resource on create and
+    delete. Never a secret: callers pass public shapes."""
+    if resource not in AUDIT_RESOURCES:
+        raise ValueError(f"unknown audit resource {resource!r}")
+    return {
+        "resource": resource,
+        "resourceId": resource_id,
+        "action": action,
+        "actor": actor,
+        "before": before,
+        "after": after,
+    }
+
+
+async def audit_change(
+    session: AsyncSession,
+    org_id: str,
+    *,
+    resource: str,
+    resource_id: str | None,
+    action: str,
+    actor: Actor,
+    before: Any,
+    after: Any,
+) -> None:
+    """Record a mutation for the org's audit log, in the caller's transaction (an ``audit``
+    event of the org's outbox; the relay writes the entry)."""
+    payload = audit_payload(
+        resource=resource,
+        resource_id=resource_id,
+        action=action,
+        actor=actor,
+        before=before,
+        after=after,
+    )
+    await record_events(session, org_id, [(AUDIT_EVENT, payload)])
+
+
+class OrgAuditEntry(TenantBase):
+    """An entry of the org's audit log (written by the relay, read by ``GET …/audit``)."""
+
+    __tablename__ = "audit_entries"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    resource: Mapped[str] = mapped_column(String(20))
+    resource_id: Mapped[str | None] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(40))
+    actor: Mapped[Actor] = mapped_column(JSONB)
+    actor_key: Mapped[str] = mapped_column(String(40))
+    before: Mapped[Any] = mapped_column(JSONB, nullable=True)
+    after: Mapped[Any] = mapped_column(JSONB, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+def audit_entry_id(event_id: str) -> str:
+    """The entry of an outbox event: one id per event, however often it is relayed."""
+    return "aud_" + event_id.removeprefix("evt_")
+
+
+def audit_entry_rows(events: list[tuple[str, dict[str, Any], datetime]]) -> list[dict[str, Any]]:
+    """The ``audit_entries`` rows of relayed ``audit`` events ``(event_id, data, created_at)``
+    (insert them with ``ON CONFLICT (id) DO NOTHING``)."""
+    rows = []
+    for event_id, data, created_at in events:
+        actor = data["actor"]
+        rows.append(
+            {
+                "id": audit_entry_id(event_id),
+                "resource": data["resource"],
+                "resource_id": data["resourceId"],
+                "action": data["action"],
+                "actor": actor,
+                "actor_key": "system" if actor.get("type") == "system" else actor["id"],
+                "before": data["before"],
+                "after": data["after"],
+                "created_at": created_at,
+            }
+        )
+    return rows
 
 
 class AuditEntry(TenantBase):

@@ -47,7 +47,7 @@ from api.questions.service import move_to_category
 from api.search import text_vector
 from api.slugs import SlugRule
 from billing.limits import ensure_room
-from tenancy.audit import latest_entries, record_audit
+from tenancy.audit import audit_change, latest_entries, record_audit
 from tenancy.clock import iso, utcnow
 from tenancy.context import OrgContext
 from tenancy.ids import looks_like_id, new_id
@@ -143,6 +143,16 @@ async def _audit(
     await record_audit(
         session,
         resource_type="category",
+        resource_id=category_id,
+        action=action,
+        actor=org.actor,
+        before=before,
+        after=after,
+    )
+    await audit_change(
+        session,
+        org.id,
+        resource="category",
         resource_id=category_id,
         action=action,
         actor=org.actor,

@@ -127,7 +127,14 @@ async def test_migrating_an_existing_schema_moves_its_pending_events_in_order(
     async with engine.begin() as conn:
         await conn.execute(text(f'DROP TABLE "{schema}".outbox'))
         # ... nor the tables of the revisions after 0007.
-        for table in ("question_votes", "question_views_daily"):
+        for table in (
+            "question_votes",
+            "question_views_daily",
+            "audit_entries",
+            "search_events",
+            "search_daily",
+            "question_feedback_daily",
+        ):
             await conn.execute(text(f'DROP TABLE "{schema}".{table}'))
         await conn.execute(text(f"UPDATE \"{schema}\".alembic_version SET version_num = '0006'"))
         await conn.execute(

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from api.questions.models import Question
 from api.search import weighted_vector
 from billing.plans import Plan
+from tenancy.audit import AUDIT_EVENT
 from tenancy.clock import utcnow
 from tenancy.db import tenant_session
 from tenancy.ids import new_id
@@ -59,7 +60,9 @@ async def add_questions(engine: AsyncEngine, org: OrgClient, category_id: str, n
 async def events_of(engine: AsyncEngine, org: OrgClient) -> list[tuple[str, dict[str, Any]]]:
     async with tenant_session(engine, org.info.schema_name) as session:
         rows = await session.execute(
-            select(OutboxEvent.event, OutboxEvent.data).order_by(OutboxEvent.id)
+            select(OutboxEvent.event, OutboxEvent.data)
+            .where(OutboxEvent.event != AUDIT_EVENT)  # the audit log's, never delivered
+            .order_by(OutboxEvent.id)
         )
         return [(r.event, r.data) for r in rows]
 
