@@ -499,6 +499,8 @@ class Bench:
                 ("auth", self.rows_of("auth_flood", "auth_flood_rows")),
                 ("search", self.rows_of("search_cost", "search_cost_rows")),
                 ("noisy", self.rows_of("noisy", "noisy_rows")),
+                # issue 16: a cached help-center question page vs a bare route
+                ("help", self.rows_of("help_center", "help_center_rows")),
                 ("change", self.row_migrate_change),
             ]
             for name, step in steps:
