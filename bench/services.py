@@ -106,7 +106,7 @@ class World:
         server.wait_ready("/healthz")
         return server
 
-    def psql(self, sql: str) -> str:
+    def psql(self, sql: str, timeout: float = 120) -> str:
         assert self.pg is not None
         from tenancy.embedded import _pg_bin
 
@@ -118,7 +118,7 @@ class World:
             capture_output=True,
             text=True,
             check=True,
-            timeout=120,
+            timeout=timeout,
         )
         return out.stdout.strip()
 
