@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from billing.models import StripeEvent, StripeSubscription
 from billing.plans import Plan, highest, plan_for_lookup_key
+from tenancy.audit import system_actor
 from tenancy.clock import utcnow
 from tenancy.db import shared_session
 from tenancy.errors import ValidationFailed, field_error
@@ -271,7 +272,13 @@ async def _apply_subscription(
         # set_plan commits on its own (audit + NOTIFY). This transaction has written nothing
         # yet, so it holds no lock set_plan waits for; a crash before our commit re-applies
         # the event, and set_plan to the same plan is a no-op.
-        await set_plan(engine, org.slug, target, actor={"type": "stripe", "id": event.id})
+        await set_plan(
+            engine,
+            org.slug,
+            target,
+            actor={"type": "stripe", "id": event.id},
+            audit_actor=system_actor("stripe"),
+        )
         outcome = "plan_changed" if target.value != org.plan else "plan_unchanged"
 
     await session.execute(

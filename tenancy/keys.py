@@ -16,6 +16,8 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, and_, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tenancy.audit import Actor, audit_change
+from tenancy.clock import iso
 from tenancy.models import ApiKey
 
 SCOPE_RANK = {"read": 1, "write": 2, "admin": 3}
@@ -145,16 +147,46 @@ async def touch_key(session: AsyncSession, fingerprint: str) -> None:
     )
 
 
-async def revoke_key(session: AsyncSession, fingerprint: str) -> bool:
+KEY_RESOURCE = "key"  # in the org's audit log (resourceId: the fingerprint)
+
+
+async def audit_revoked(
+    session: AsyncSession, org_id: str, fingerprint: str, revoked_at: datetime, actor: Actor
+) -> None:
+    """The org's audit entry of a revocation (changed fields only; never the key or hash).
+    ``session`` must see the org's schema."""
+    await audit_change(
+        session,
+        org_id,
+        resource=KEY_RESOURCE,
+        resource_id=fingerprint,
+        action="revoked",
+        actor=actor,
+        before={"revokedAt": None},
+        after={"revokedAt": iso(revoked_at)},
+    )
+
+
+async def revoke_key(
+    session: AsyncSession, fingerprint: str, *, actor: Actor | None = None
+) -> bool:
+    """Revoke the key (again: nothing changes); False when there is no such key. With
+    ``actor``, a revocation is audited in the key's org (``session`` must then be bound to
+    that org's schema: ``faq keys revoke``)."""
     result = await session.execute(
         update(ApiKey)
         .where(ApiKey.fingerprint == fingerprint)
         .values(revoked=True, revoked_at=func.coalesce(ApiKey.revoked_at, func.now()))
-        .returning(ApiKey.org_id)
+        .returning(ApiKey.org_id, ApiKey.revoked_at, ApiKey.revoked_at == func.now())
     )
-    org_id = result.scalar_one_or_none()
-    if org_id is None:
+    row = result.one_or_none()
+    if row is None:
         return False
+    # RETURNING shows the new row: a key revoked by this statement has ``now()`` (the
+    # transaction's time) as its revocation time, one revoked before an earlier time.
+    org_id, revoked_at, now_revoked = row
+    if actor is not None and now_revoked and revoked_at is not None:
+        await audit_revoked(session, org_id, fingerprint, revoked_at, actor)
     await notify_tenancy_changed(session, org_id)
     return True
 

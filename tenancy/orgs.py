@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from tenancy.audit import record_audit
+from tenancy.audit import Actor, audit_change, record_audit, system_actor
 from tenancy.db import bind_org, shared_session, tenant_session
 from tenancy.ids import new_id
 from tenancy.keys import notify_tenancy_changed
 from tenancy.models import Organization
 from tenancy.schemas import provision_tenant_schema, version_tree
+from tenancy.transactions import commit
 
 ORG_SLUG_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 
@@ -98,14 +99,34 @@ async def get_org(engine: AsyncEngine, slug: str) -> OrgInfo:
     return _info(org)
 
 
-async def set_plan(engine: AsyncEngine, slug: str, plan: str, *, actor: dict[str, str]) -> OrgInfo:
-    """Change the plan (ops override or Stripe), audited in the org, visible to every process."""
+PLAN_RESOURCE = "plan"  # in the org's audit log (resourceId: null, the org's own plan)
+
+
+async def set_plan(
+    engine: AsyncEngine,
+    slug: str,
+    plan: str,
+    *,
+    actor: dict[str, str],
+    audit_actor: Actor | None = None,
+) -> OrgInfo:
+    """Change the plan (ops override or Stripe), audited in the org, visible to every process.
+
+    A change is written twice in the org: in the category-era ``audit_log`` (resource type
+    ``organization``, ``actor`` as given: ``{"type": "stripe", "id": <event id>}``, ``{"type":
+    "ops", "id": "cli"}``) and in the org's audit log (resource ``plan``, action ``changed``,
+    ``audit_actor``: ``system_actor("stripe")``, or ``system_actor("cli")`` by default)."""
     plan = str(plan)
     org = await get_org(engine, slug)
-    async with tenant_session(engine, org.schema_name) as session, session.begin():
+    async with tenant_session(engine, org.schema_name) as session:
         before = (
             await session.execute(
-                select(Organization.plan).where(Organization.id == org.id).with_for_update()
+                # FOR NO KEY UPDATE, not FOR UPDATE: the outbox marker of the audit event
+                # (another connection, before this commits) checks its foreign key to this
+                # row with FOR KEY SHARE, which FOR UPDATE would block for ever.
+                select(Organization.plan)
+                .where(Organization.id == org.id)
+                .with_for_update(key_share=True)
             )
         ).scalar_one()
         if before != plan:
@@ -123,7 +144,19 @@ async def set_plan(engine: AsyncEngine, slug: str, plan: str, *, actor: dict[str
                 before={"plan": before},
                 after={"plan": plan},
             )
+            await audit_change(
+                session,
+                org.id,
+                resource=PLAN_RESOURCE,
+                resource_id=None,
+                action="changed",
+                actor=audit_actor or system_actor("cli"),
+                before={"plan": before},
+                after={"plan": plan},
+            )
             await notify_tenancy_changed(session, org.id)
+        # Commits, then queues the org's outbox relay (the audit event's entry).
+        await commit(session)
     return OrgInfo(org.id, org.slug, org.name, plan, org.schema_name)
 
 

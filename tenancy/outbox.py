@@ -87,6 +87,7 @@ _MARK = text(
 _CLEAR = text("DELETE FROM shared.outbox_pending WHERE org_id = :org_id")
 MARKER_POOL_SIZE = 2
 MARKER_MAX_OVERFLOW = 8
+MARKER_LOCK_TIMEOUT = "5s"
 
 
 def _engine_of(bind: Any) -> AsyncEngine:
@@ -111,7 +112,13 @@ def _marker_engine(engine: AsyncEngine) -> AsyncEngine:
             pool_recycle=engine.pool._recycle,  # type: ignore[attr-defined]
             pool_pre_ping=False,
             hide_parameters=True,
-            connect_args={"server_settings": SERVER_SETTINGS},
+            # A marker waits for no lock for long: a transaction holding FOR UPDATE on its
+            # org's row (the marker's foreign key takes KEY SHARE on it) while it records
+            # events would otherwise wait for this connection forever, unseen by PostgreSQL's
+            # deadlock detector (the two sides meet in the application).
+            connect_args={
+                "server_settings": {**SERVER_SETTINGS, "lock_timeout": MARKER_LOCK_TIMEOUT}
+            },
         ),
         _dispose,
     )

@@ -13,9 +13,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from api.errors import KeyNotFound, LastAdminKey, ValidationFailed, field_error
 from api.keys.schemas import KeyCreate
 from api.pagination import keyset_page
+from tenancy.audit import Actor, audit_change
 from tenancy.clock import iso, utcnow
 from tenancy.context import OrgContext
-from tenancy.keys import active_key, check_scopes, create_key, is_public, notify_tenancy_changed
+from tenancy.keys import (
+    KEY_RESOURCE,
+    active_key,
+    audit_revoked,
+    check_scopes,
+    create_key,
+    is_public,
+    notify_tenancy_changed,
+)
 from tenancy.models import ApiKey
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -138,15 +147,50 @@ async def list_keys(
     return items, [last.created_at.isoformat(), last.fingerprint]
 
 
-async def create(session: AsyncSession, org: OrgContext, data: KeyCreate) -> dict[str, Any]:
-    scopes, origins, expires_at = validated(data.scopes, data.allowed_origins, data.expires_at)
+async def issue(
+    session: AsyncSession,
+    org_id: str,
+    scopes: list[str],
+    *,
+    name: str,
+    allowed_origins: list[str],
+    expires_at: datetime | None,
+    actor: Actor,
+) -> dict[str, Any]:
+    """A new key of the org (checked values: ``validated``), audited in the org's log with
+    the public shape of ``GET /keys`` (never the key nor its hash); the public shape plus
+    ``key``. ``session`` sees the org's schema (the API's, or ``faq keys create``'s)."""
     issued = await create_key(
-        session, org.id, scopes, name=data.name, allowed_origins=origins, expires_at=expires_at
+        session, org_id, scopes, name=name, allowed_origins=allowed_origins, expires_at=expires_at
     )
     row = (
         await session.execute(select(*COLUMNS).where(ApiKey.fingerprint == issued.fingerprint))
     ).one()
-    return {**key_public(row), "key": issued.key}
+    public = key_public(row)
+    await audit_change(
+        session,
+        org_id,
+        resource=KEY_RESOURCE,
+        resource_id=issued.fingerprint,
+        action="created",
+        actor=actor,
+        before=None,
+        after=public,
+    )
+    return {**public, "key": issued.key}
+
+
+async def create(session: AsyncSession, org: OrgContext, data: KeyCreate) -> dict[str, Any]:
+    scopes, origins, expires_at = validated(data.scopes, data.allowed_origins, data.expires_at)
+    return await issue(
+        session,
+        org.id,
+        scopes,
+        name=data.name,
+        allowed_origins=origins,
+        expires_at=expires_at,
+        actor=org.actor,
+    )
 
 
 async def revoke(session: AsyncSession, org: OrgContext, fingerprint: str) -> None:
@@ -175,9 +219,14 @@ async def revoke(session: AsyncSession, org: OrgContext, fingerprint: str) -> No
     remaining = [f for f in admins if f != fingerprint]
     if "admin" in target.scopes and not remaining:
         raise LastAdminKey()
-    await session.execute(
-        update(ApiKey)
-        .where(and_(ApiKey.fingerprint == fingerprint, ApiKey.revoked.is_(False)))
-        .values(revoked=True, revoked_at=func.now())
-    )
+    revoked_at = (
+        await session.execute(
+            update(ApiKey)
+            .where(and_(ApiKey.fingerprint == fingerprint, ApiKey.revoked.is_(False)))
+            .values(revoked=True, revoked_at=func.now())
+            .returning(ApiKey.revoked_at)
+        )
+    ).scalar_one_or_none()
+    if revoked_at is not None:
+        await audit_revoked(session, org.id, fingerprint, revoked_at, org.actor)
     await notify_tenancy_changed(session, org.id)

@@ -2,9 +2,12 @@
 ``shared.organizations``; the directory caches them per process and drops them on
 ``notify_tenancy_changed``, so every process serves a change on its next request.
 
-A PATCH locks the org row (``FOR UPDATE``); translation writers take ``FOR KEY SHARE`` on it and
-check their locale against the row (``ensure_locale_enabled``), so a translation never lands in
-a locale a concurrent PATCH removes, and a removal never leaves a translation behind.
+A PATCH locks the org row ``FOR NO KEY UPDATE``; translation writers take the same lock on it
+(``ensure_locale_enabled``; the two conflict) and check their locale against the row, so a
+translation never lands in a locale a concurrent PATCH removes, and a removal never leaves a
+translation behind. Never ``FOR UPDATE``: a change audited in the org's log marks the org in
+``shared.outbox_pending`` from another connection before it commits, whose foreign key check
+takes ``FOR KEY SHARE`` on this row, which ``FOR UPDATE`` would make wait for ever.
 """
 
 from __future__ import annotations
@@ -22,14 +25,15 @@ from api.settings import help_center
 from api.translations.models import CategoryTranslation, QuestionTranslation
 from billing.errors import PlanLimitReached
 from billing.plans import Plan, cap_of
-from tenancy.audit import record_audit
+from tenancy.audit import audit_change, record_audit
 from tenancy.context import OrgContext
 from tenancy.generations import note_write
 from tenancy.keys import notify_tenancy_changed
 from tenancy.models import Organization
 from tenancy.transactions import once_per_transaction
 
-AUDIT_ACTION = "settings_changed"
+AUDIT_ACTION = "settings_changed"  # the category-era ``audit_log`` (resource "organization")
+SETTINGS_RESOURCE = "settings"  # the org's audit log (resourceId: null, action "updated")
 
 
 def _public(default_locale: str, locales: list[str], hc: dict[str, Any]) -> dict[str, Any]:
@@ -126,7 +130,7 @@ async def update_settings(
                 Organization.help_center,
             )
             .where(Organization.id == org.id)
-            .with_for_update()
+            .with_for_update(key_share=True)  # FOR NO KEY UPDATE (see the module's doc)
         )
     ).one()
     new_hc = (
@@ -171,16 +175,29 @@ async def update_settings(
             default_locale=default, locales=locales, help_center=stored_hc, updated_at=func.now()
         )
     )
+    # Changed fields only, as in the category audit.
+    changed_before = {k: v for k, v in before.items() if after[k] != v}
+    changed_after = {k: v for k, v in after.items() if before[k] != v}
     await record_audit(
         session,
         resource_type="organization",
         resource_id=org.id,
         action=AUDIT_ACTION,
         actor=org.actor,
-        # Changed fields only, as in the category audit.
-        before={k: v for k, v in before.items() if after[k] != v},
-        after={k: v for k, v in after.items() if before[k] != v},
+        before=changed_before,
+        after=changed_after,
     )
+    if changed_after:  # not a rewrite of the stored help center that clients cannot see
+        await audit_change(
+            session,
+            org.id,
+            resource=SETTINGS_RESOURCE,
+            resource_id=None,
+            action="updated",
+            actor=org.actor,
+            before=changed_before,
+            after=changed_after,
+        )
     await notify_tenancy_changed(session, org.id)
     # Reads negotiate their language among the enabled locales, and help center pages show
     # its title and colour: cached bodies must go.
@@ -190,9 +207,10 @@ async def update_settings(
 
 async def ensure_locale_enabled(session: AsyncSession, org: OrgContext, locale: str) -> None:
     """For writers of translations: ``locale`` is enabled in the org row (not only in the
-    cached context), and stays so until this transaction ends (``FOR KEY SHARE``: a PATCH
-    removing it waits, then sees the translation). Read once per locale and transaction (the
-    lock lasts until it ends), so an import of many translations reads the row once."""
+    cached context), and stays so until this transaction ends (``FOR NO KEY UPDATE``, as
+    the PATCH takes: a PATCH removing it waits, then sees the translation). Read once per
+    locale and transaction (the lock lasts until it ends), so an import of many translations
+    reads the row once."""
     if not once_per_transaction(session, f"locale-enabled:{org.id}:{locale}"):
         return
     locales = (

@@ -67,14 +67,14 @@ async def get_webhook(webhook_id: str) -> Result:
 async def update_webhook(webhook_id: str, data: WebhookUpdate) -> Result:
     """Update any of url, events, active, description."""
     changes = data.model_dump(by_alias=True, include=data.model_fields_set)
-    return {"data": await service.update_webhook(db(), webhook_id, changes)}, 200
+    return {"data": await service.update_webhook(db(), current_org(), webhook_id, changes)}, 200
 
 
 @webhooks.delete("/<webhook_id>")
 @requires_scope("admin")
 async def delete_webhook(webhook_id: str) -> tuple[str, int]:
     """Soft delete: no new deliveries, pending retries stop."""
-    await service.delete_webhook(db(), webhook_id)
+    await service.delete_webhook(db(), current_org(), webhook_id)
     return "", 204
 
 

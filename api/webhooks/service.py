@@ -27,15 +27,21 @@ from api.webhooks.schemas import WebhookCreate, delivery_public, webhook_public
 from api.webhooks.signing import encrypt_secret, new_secret
 from api.webhooks.url_safety import UnsafeUrl, check_url
 from billing.limits import ensure_room, ensure_webhooks_allowed
+from tenancy.audit import AUDIT_EVENT, Actor, audit_change, audit_payload
 from tenancy.clock import utcnow
 from tenancy.context import OrgContext
 from tenancy.ids import looks_like_id, new_id
+from tenancy.outbox import record_events
 from tenancy.schedule import mark_due
 from tenancy.settings import get_settings
 
 log = structlog.get_logger(__name__)
 
 LIVE = Webhook.deleted_at.is_(None)
+AUDITED = "webhook"
+# The fields a PATCH may change, as the public shape names them (``active`` is audited apart:
+# ``activated`` / ``deactivated``).
+EDITABLE = ("url", "events", "description")
 PING = "ping"
 RECOVER_MAX_AGE = timedelta(days=14)
 REPLAYS = aliased(Delivery, name="replays")
@@ -107,7 +113,19 @@ async def create_webhook(
     )
     session.add(webhook)
     await session.flush()
-    return {**webhook_public(webhook), "secret": secret}
+    public = webhook_public(webhook)
+    # The audit entry holds the public shape: never the secret nor its ciphertext.
+    await audit_change(
+        session,
+        org.id,
+        resource=AUDITED,
+        resource_id=webhook.id,
+        action="created",
+        actor=org.actor,
+        before=None,
+        after=public,
+    )
+    return {**public, "secret": secret}
 
 
 async def list_webhooks(
@@ -126,10 +144,39 @@ async def get_webhook(session: AsyncSession, webhook_id: str) -> dict[str, Any]:
     return webhook_public(await _load(session, webhook_id))
 
 
+def _update_audits(
+    webhook_id: str, actor: Actor, before: dict[str, Any], after: dict[str, Any]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The audit events of a PATCH: ``activated`` / ``deactivated`` when ``active`` changed,
+    ``updated`` with the other changed fields (changed fields only)."""
+    events = []
+    if before["active"] != after["active"]:
+        action = "activated" if after["active"] else "deactivated"
+        events.append((action, {"active": before["active"]}, {"active": after["active"]}))
+    changed = [f for f in EDITABLE if before[f] != after[f]]
+    if changed:
+        events.append(("updated", {f: before[f] for f in changed}, {f: after[f] for f in changed}))
+    return [
+        (
+            AUDIT_EVENT,
+            audit_payload(
+                resource=AUDITED,
+                resource_id=webhook_id,
+                action=action,
+                actor=actor,
+                before=old,
+                after=new,
+            ),
+        )
+        for action, old, new in events
+    ]
+
+
 async def update_webhook(
-    session: AsyncSession, webhook_id: str, changes: dict[str, Any]
+    session: AsyncSession, org: OrgContext, webhook_id: str, changes: dict[str, Any]
 ) -> dict[str, Any]:
-    """PATCH: ``changes`` maps the client's field names to the values sent."""
+    """PATCH: ``changes`` maps the client's field names to the values sent. Audited (changed
+    fields only); a PATCH that changes nothing writes nothing."""
     for field in ("url", "events", "active"):
         if field in changes and changes[field] is None:
             raise ValidationErrorCode(details=field_error(field, "must not be null"))
@@ -145,11 +192,15 @@ async def update_webhook(
         values["active"] = changes["active"]
     if "description" in changes and changes["description"] != webhook.description:
         values["description"] = changes["description"]
-    if values:
-        values["updated_at"] = utcnow()
-        await session.execute(update(Webhook).where(Webhook.id == webhook.id).values(**values))
-        await session.refresh(webhook)
-    return webhook_public(webhook)
+    if not values:
+        return webhook_public(webhook)
+    before = webhook_public(webhook)
+    values["updated_at"] = utcnow()
+    await session.execute(update(Webhook).where(Webhook.id == webhook.id).values(**values))
+    await session.refresh(webhook)
+    after = webhook_public(webhook)
+    await record_events(session, org.id, _update_audits(webhook.id, org.actor, before, after))
+    return after
 
 
 async def stop_pending_deliveries(session: AsyncSession, webhook_id: str) -> int:
@@ -163,9 +214,19 @@ async def stop_pending_deliveries(session: AsyncSession, webhook_id: str) -> int
     return len(result.all())
 
 
-async def delete_webhook(session: AsyncSession, webhook_id: str) -> None:
+async def delete_webhook(session: AsyncSession, org: OrgContext, webhook_id: str) -> None:
     """Soft delete: the webhook disappears, gets no new deliveries, its retries stop."""
     webhook = await _load(session, webhook_id, lock=True)
+    await audit_change(
+        session,
+        org.id,
+        resource=AUDITED,
+        resource_id=webhook.id,
+        action="deleted",
+        actor=org.actor,
+        before=webhook_public(webhook),
+        after=None,
+    )
     now = utcnow()
     await session.execute(
         update(Webhook)

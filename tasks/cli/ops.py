@@ -14,7 +14,6 @@ from tasks.cli.runner import run_async, run_with_engine
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-    from tenancy.keys import IssuedKey
     from tenancy.orgs import OrgInfo
     from tenancy.schemas import SchemaReport
 
@@ -67,11 +66,18 @@ def cmd_orgs_create(args: argparse.Namespace) -> int:
 
 def cmd_orgs_set_plan(args: argparse.Namespace) -> int:
     from billing.plans import Plan
+    from tenancy.audit import system_actor
     from tenancy.orgs import OrgNotFound, set_plan
 
     async def work(engine: AsyncEngine) -> OrgInfo:
         plan = Plan(args.plan.upper())
-        return await set_plan(engine, args.slug, plan.value, actor={"type": "ops", "id": "cli"})
+        return await set_plan(
+            engine,
+            args.slug,
+            plan.value,
+            actor={"type": "ops", "id": "cli"},
+            audit_actor=system_actor("cli"),
+        )
 
     try:
         org = run_with_engine(work)
@@ -85,11 +91,13 @@ def cmd_orgs_set_plan(args: argparse.Namespace) -> int:
 def cmd_keys_create(args: argparse.Namespace) -> int:
     from datetime import datetime
 
-    from api.keys.service import validated
-    from tenancy.db import shared_session
+    from api.keys.service import issue, validated
+    from tenancy.audit import system_actor
+    from tenancy.db import tenant_session
     from tenancy.errors import ServiceError
-    from tenancy.keys import create_key, parse_scopes
+    from tenancy.keys import parse_scopes
     from tenancy.orgs import OrgNotFound, get_org
+    from tenancy.transactions import commit
 
     origins = [o.strip() for o in (args.origins or "").split(",") if o.strip()]
     try:
@@ -104,37 +112,58 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
         print(str(exc), file=sys.stderr)
         return 2
 
-    async def work(engine: AsyncEngine) -> IssuedKey:
+    async def work(engine: AsyncEngine) -> dict[str, Any]:
         org = await get_org(engine, args.slug)
-        async with shared_session(engine) as session, session.begin():
-            return await create_key(
+        # Bound to the org's schema: the creation is audited in the org (actor: the CLI).
+        async with tenant_session(engine, org.schema_name) as session:
+            created = await issue(
                 session,
                 org.id,
                 scopes,
                 name=args.name,
                 allowed_origins=origins,
                 expires_at=expires_at,
+                actor=system_actor("cli"),
             )
+            await commit(session)
+        return created
 
     try:
         issued = run_with_engine(work)
     except OrgNotFound:
         print(f"no org {args.slug!r}", file=sys.stderr)
         return 1
+    key, fingerprint = issued["key"], issued["fingerprint"]
     if args.json:
-        print(json.dumps({"key": issued.key, "fingerprint": issued.fingerprint, "scopes": scopes}))
+        print(json.dumps({"key": key, "fingerprint": fingerprint, "scopes": scopes}))
     else:
-        print(f"key (shown once): {issued.key}\nfingerprint: {issued.fingerprint}")
+        print(f"key (shown once): {key}\nfingerprint: {fingerprint}")
     return 0
 
 
 def cmd_keys_revoke(args: argparse.Namespace) -> int:
-    from tenancy.db import shared_session
+    from sqlalchemy import select
+
+    from tenancy.audit import system_actor
+    from tenancy.db import shared_session, tenant_session
     from tenancy.keys import revoke_key
+    from tenancy.models import ApiKey, Organization
+    from tenancy.transactions import commit
 
     async def work(engine: AsyncEngine) -> bool:
-        async with shared_session(engine) as session, session.begin():
-            return await revoke_key(session, args.fingerprint)
+        async with shared_session(engine) as session:
+            schema = await session.scalar(
+                select(Organization.schema_name)
+                .join(ApiKey, ApiKey.org_id == Organization.id)
+                .where(ApiKey.fingerprint == args.fingerprint)
+            )
+        if schema is None:
+            return False
+        # Bound to the key's org: the revocation is audited there (actor: the CLI).
+        async with tenant_session(engine, schema) as session:
+            found = await revoke_key(session, args.fingerprint, actor=system_actor("cli"))
+            await commit(session)
+        return found
 
     if not run_with_engine(work):
         print(f"no key with fingerprint {args.fingerprint!r}", file=sys.stderr)

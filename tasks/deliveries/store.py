@@ -33,6 +33,7 @@ from api.webhooks.models import WEBHOOKS as W
 from api.webhooks.service import stop_pending_deliveries
 from tasks.deliveries.attempts import Claim, Outcome, lost_attempt
 from tasks.deliveries.policy import DUE_TOLERANCE, MAX_ATTEMPTS, lease_seconds, next_retry_seconds
+from tenancy.audit import audit_change, system_actor
 from tenancy.clock import utcnow
 from tenancy.schedule import mark_due
 from tenancy.settings import Settings
@@ -283,9 +284,26 @@ async def _decide(session: AsyncSession, claim: Claim, outcome: Outcome, setting
         )
         result = "superseded"
     elif result == "gone":
-        await session.execute(
-            update(W).where(W.c.id == claim.webhook_id).values(active=False, updated_at=now)
-        )
+        switched_off = (
+            await session.execute(
+                update(W)
+                .where(W.c.id == claim.webhook_id, W.c.active.is_(True))
+                .values(active=False, updated_at=now)
+                .returning(W.c.id)
+            )
+        ).first()
+        if switched_off is not None:
+            # The receiver said 410 Gone: the service switched the webhook off.
+            await audit_change(
+                session,
+                claim.org_id,
+                resource="webhook",
+                resource_id=claim.webhook_id,
+                action="deactivated",
+                actor=system_actor("delivery"),
+                before={"active": True},
+                after={"active": False},
+            )
         await stop_pending_deliveries(session, claim.webhook_id)
     elif next_at is not None:
         await mark_due(session, DeliverySchedule, claim.org_id, next_at)

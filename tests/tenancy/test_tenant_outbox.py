@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, event, func, select, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.webhooks.models import Delivery
@@ -232,3 +233,25 @@ async def test_a_sweep_does_not_start_while_one_of_its_process_runs(
         release.set()
     assert await outbox_count(engine, org) == 0
     assert not await pending(engine, org.info.id)
+
+
+async def test_a_writer_holding_its_org_row_gets_an_error_not_a_hang(
+    engine: AsyncEngine, org: OrgClient
+) -> None:
+    # The marker's foreign key takes KEY SHARE on the org's row, on a connection of its own:
+    # a transaction holding FOR UPDATE on that row while it records events would wait for the
+    # marker forever (PostgreSQL cannot see the cycle). The marker gives up after its
+    # lock_timeout instead, and the writer's transaction rolls back with nothing written.
+    before = await outbox_count(engine, org)
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(DBAPIError, match="lock timeout"):
+        async with tenant_session(engine, org.info.schema_name) as session:
+            await session.execute(
+                text("SELECT 1 FROM shared.organizations WHERE id = :id FOR UPDATE"),
+                {"id": org.info.id},
+            )
+            await asyncio.wait_for(
+                record_events(session, org.info.id, [("category.created", {"n": 1})]), 30
+            )
+    assert asyncio.get_running_loop().time() - started < 20
+    assert await outbox_count(engine, org) == before

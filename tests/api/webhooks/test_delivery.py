@@ -300,6 +300,16 @@ async def test_gone_deactivates_and_stops_pending_retries(org, receiver: Receive
     assert stopped["status"] == "failed" and stopped["nextAttemptAt"] is None
     assert len(stopped["attempts"]) == 1
 
+    # The org's audit log says the service switched the webhook off (once).
+    async def switched_off() -> list[dict]:
+        r = await org.get("/audit", query={"resource": "webhook", "action": "deactivated"})
+        return (await r.get_json())["data"]
+
+    entries = await wait_until(switched_off)
+    assert [(e["resourceId"], e["actor"], e["before"], e["after"]) for e in entries] == [
+        (hook["id"], {"type": "system", "id": "delivery"}, {"active": True}, {"active": False})
+    ]
+
 
 async def test_response_body_read_is_capped(org, receiver: Receiver, engine):
     endpoint = receiver.endpoint(lambda r, n: Answer(status=200, endless_body=True))
