@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from quart_schema import OpenAPIProvider
 
+from api.audit.docs import document_export
 from api.schemas import ErrorBody
 
 ERROR_STATUSES = {
@@ -34,6 +35,8 @@ TAGS = {
     "settings": "The organization's settings: its locales",
     "translations": "Translation files (XLIFF 1.2) of every question and category",
     "keys": "API keys: secret keys (read, write, admin) and publishable keys (public)",
+    "audit": "The organization's audit log: every change of every resource; NDJSON export",
+    "analytics": "Content analytics: readers' searches, question views and votes (read)",
     "operations": "Health, readiness and metrics",
 }
 
@@ -82,6 +85,7 @@ class FaqOpenAPIProvider(OpenAPIProvider):
             for operation in operations.values():
                 operation.setdefault("tags", [tag_of(path)])
             _xliff_bodies(path, operations)
+            document_export(path, operations)
             if not path.startswith(("/api/v1", "/billing")):
                 continue
             for method, operation in operations.items():

@@ -12,6 +12,8 @@ from typing import Any
 from quart import Blueprint, g, request
 from werkzeug.routing import Rule
 
+from api.analytics.routes import analytics
+from api.audit.routes import audit
 from api.billing.routes import billing
 from api.binding import (
     bind_request_to_org,
@@ -78,3 +80,5 @@ api_v1.register_blueprint(settings)
 api_v1.register_blueprint(translations)
 api_v1.register_blueprint(translation_files)
 api_v1.register_blueprint(keys)
+api_v1.register_blueprint(analytics)
+api_v1.register_blueprint(audit)

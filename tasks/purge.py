@@ -5,7 +5,8 @@ others still run; the actor then raises so Dramatiq retries (both are idempotent
   keys (one short transaction per org).
 - ``purge-history``: deliveries older than ``FAQ_DELIVERY_RETENTION_DAYS`` (30), webhooks
   deleted that long ago once their deliveries are gone, and audit entries older than
-  ``FAQ_AUDIT_RETENTION_DAYS`` (365) past each org's newest 100; in batches of
+  ``FAQ_AUDIT_RETENTION_DAYS`` (365) past each org's newest 100, and the entries of the org's
+  audit log (``audit_entries``) older than that too (``orgAuditEntries``); in batches of
   ``BATCH_ROWS`` rows, one short transaction per batch, so no lock is held for long.
 """
 
@@ -19,6 +20,7 @@ import structlog
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from api.audit.service import purge_entries_batch
 from api.questions.sweep import purge_expired
 from api.webhooks.service import purge_deleted_webhooks_batch, purge_history_batch
 from tasks.db import worker_engine
@@ -105,10 +107,12 @@ async def purge_history(engine: AsyncEngine | None = None) -> dict[str, Any]:
                 engine, schema, purge_deleted_webhooks_batch, deliveries_before
             ),
             "auditEntries": await _in_batches(engine, schema, purge_audit_batch, audit_before),
+            "orgAuditEntries": await _in_batches(engine, schema, purge_entries_batch, audit_before),
         }
 
     done, failed = await each_org("purge-history", schemas, purge_org)
-    totals = _totals(len(schemas), ("deliveries", "webhooks", "auditEntries"), done, failed)
+    kinds = ("deliveries", "webhooks", "auditEntries", "orgAuditEntries")
+    totals = _totals(len(schemas), kinds, done, failed)
     log.info("purge_history", **totals)
     return totals
 

@@ -3,7 +3,8 @@ may import every layer.
 
 ``build_parser`` declares the commands; each command lives in a module of this package:
 ``processes.py`` (serve, worker, scheduler), ``ops.py`` (migrate, orgs, keys, jobs run),
-``dev.py`` (the ``faq dev`` supervisor) and ``secrets.py`` (secret-key new|rotate).
+``dev.py`` (the ``faq dev`` supervisor), ``secrets.py`` (secret-key new|rotate) and
+``analytics.py`` (``faq analytics SLUG``).
 Commands import what they need when they run, so ``faq --help`` stays quick.
 """
 
@@ -13,6 +14,7 @@ import argparse
 import os
 from collections.abc import Sequence
 
+from tasks.cli.analytics import cmd_analytics
 from tasks.cli.dev import cmd_dev
 from tasks.cli.ops import (
     cmd_jobs_run,
@@ -82,6 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
     run = jobs.add_parser("run")
     run.add_argument("job")
     run.set_defaults(func=cmd_jobs_run)
+
+    report = sub.add_parser(
+        "analytics", help="an org's top searches, zero-result searches and least helpful answers"
+    )
+    report.add_argument("slug")
+    report.add_argument("--limit", type=int, default=10, choices=range(1, 101), metavar="1..100")
+    report.set_defaults(func=cmd_analytics)
 
     dev = sub.add_parser("dev", help="what `make run` calls: embedded services + everything")
     dev.add_argument("--bind", default="127.0.0.1:8000")

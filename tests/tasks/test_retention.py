@@ -18,7 +18,7 @@ from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.webhooks.models import Delivery, Webhook
-from tenancy.audit import AuditEntry
+from tenancy.audit import AuditEntry, OrgAuditEntry
 from tenancy.clock import utcnow
 from tenancy.db import tenant_session
 from tenancy.ids import new_id
@@ -228,3 +228,58 @@ async def test_an_org_that_fails_does_not_stop_the_others(
             await conn.execute(text(f'ALTER TABLE "{schema}".audit_away RENAME TO audit_log'))
     assert result["failed"] >= 1
     assert await listed_deliveries(org, hook_id) == []
+
+
+async def org_audit_rows(engine: AsyncEngine, org: OrgClient, n: int, days: int) -> list[str]:
+    """``n`` entries of the org's audit log (``audit_entries``) ``days`` old."""
+    now = utcnow()
+    ids = [new_id("aud") for _ in range(n)]
+    rows = [
+        {
+            "id": ids[i],
+            "resource": "question",
+            "resource_id": new_id("q"),
+            "action": "updated",
+            "actor": {"type": "apiKey", "id": "old"},
+            "actor_key": "old",
+            "before": {"title": f"old {i}"},
+            "after": {"title": f"new {i}"},
+            "created_at": now - timedelta(days=days, seconds=n - i),
+        }
+        for i in range(n)
+    ]
+    async with tenant_session(engine, org.info.schema_name) as session, session.begin():
+        await session.execute(insert(OrgAuditEntry), rows)
+    return ids
+
+
+async def org_audit_ids(org: OrgClient) -> set[str]:
+    ids: set[str] = set()
+    query: dict[str, Any] = {"limit": 100}
+    while True:
+        r = await org.get("/audit", query=query, scope="admin")
+        assert r.status_code == 200, await r.get_data()
+        body = await r.get_json()
+        ids |= {e["id"] for e in body["data"]}
+        if not body["meta"]["pagination"]["hasMore"]:
+            return ids
+        query = {"limit": 100, "cursor": body["meta"]["pagination"]["cursor"]}
+
+
+async def test_the_org_audit_log_keeps_a_year_in_batches(
+    engine: AsyncEngine, org: OrgClient, other_org: OrgClient
+) -> None:
+    """``audit_entries`` older than FAQ_AUDIT_RETENTION_DAYS go, in batches (more than two
+    here), counted apart from the category audit's; younger ones stay, in every org."""
+    old = await org_audit_rows(engine, org, 2_300, 366)
+    kept = await org_audit_rows(engine, org, 30, 364)
+    other_old = await org_audit_rows(engine, other_org, 5, 400)
+    other_kept = await org_audit_rows(engine, other_org, 5, 1)
+    assert set(old) | set(kept) <= await org_audit_ids(org)
+
+    result = await run_job("purge-history")
+    assert result["orgAuditEntries"] >= 2_300 + 5 and result["failed"] == 0
+    listed = await org_audit_ids(org)
+    assert set(kept) <= listed and not set(old) & listed
+    other_listed = await org_audit_ids(other_org)
+    assert set(other_kept) <= other_listed and not set(other_old) & other_listed
