@@ -1,6 +1,7 @@
 """A question's revisions: each change writes one (``add_revisions``, which keeps the
 ``REVISIONS_KEPT`` newest of each question), and a restore reads one back as the changes of a
-new PATCH (``revision_changes``).
+new PATCH (``revision_changes``). Each change is also an entry of the org's audit log
+(``question_audit``: the ``audit`` outbox event the writer records with its other events).
 """
 
 from __future__ import annotations
@@ -15,10 +16,37 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from api.errors import RevisionNotFound
 from api.questions.models import Question, QuestionRevision
 from api.questions.schemas import snapshot_of
-from tenancy.audit import Actor
+from tenancy.audit import AUDIT_EVENT, Actor, audit_payload
 from tenancy.ids import new_id
 
 REVISIONS_KEPT = 50
+# Bookkeeping, not a change a reader of the audit log looks for.
+_NOT_AUDITED = frozenset({"updatedAt"})
+
+
+def question_audit(
+    action: str, actor: Actor, question_id: str | None, before: Any, after: Any
+) -> tuple[str, dict[str, Any]]:
+    """The ``audit`` outbox event of a change to questions (``record_events`` it, or fold it
+    into a statement's ``outbox_parameters``, with the change's other events)."""
+    data = audit_payload(
+        resource="question",
+        resource_id=question_id,
+        action=action,
+        actor=actor,
+        before=before,
+        after=after,
+    )
+    return AUDIT_EVENT, data
+
+
+def changed_fields(
+    before: dict[str, Any], after: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The public fields an update changed, as they were and as they are (``updatedAt``
+    left out): an update's audit ``before`` and ``after``."""
+    names = [n for n in after if n not in _NOT_AUDITED and before.get(n) != after[n]]
+    return {n: before.get(n) for n in names}, {n: after[n] for n in names}
 
 
 async def add_revisions(

@@ -7,7 +7,7 @@ import hashlib
 from typing import Any
 
 import orjson
-from quart import Blueprint, request
+from quart import Blueprint, Response, current_app, g, request
 from quart_schema import (
     document_querystring,
     document_response,
@@ -15,8 +15,10 @@ from quart_schema import (
     validate_request,
 )
 
+from api.analytics import recording
 from api.binding import (
     chosen_locale,
+    client_address,
     current_org,
     cursors,
     db,
@@ -37,10 +39,66 @@ from api.questions.schemas import (
     RevisionOut,
 )
 from api.schemas import Envelope, IdsBody, ListEnvelope, UpdatedCount
+from tenancy.context import OrgContext
+from tenancy.keys import is_public
 
 questions = Blueprint("questions", __name__, url_prefix="/questions")
 Result = tuple[dict[str, Any], int]
 IDEMPOTENCY_HEADER = "X-Idempotency-Key"
+LIST_ENDPOINT = "api.questions.list_questions"
+READ_ENDPOINT = "api.questions.get_question"
+
+
+def _stamp(org: OrgContext) -> tuple[str, float]:
+    raw = recording.api_visitor(org.key_fingerprint, client_address())
+    return recording.stamp(current_app.extensions, org.id, raw)
+
+
+@questions.after_request
+async def record_public_read(response: Response) -> Response:
+    """Content analytics (``api.analytics.recording``): a publishable key's search (``q``,
+    first page) and single read (the result it opened), served from the cache or not (a hit
+    answers before the view: its count or id is then read from the body at the flush, off the
+    request's path). Secret keys' reads are never recorded."""
+    org = g.get("org")
+    if (
+        response.status_code != 200
+        or request.method != "GET"
+        or org is None
+        or not is_public(org.scopes)
+        or not recording.enabled(current_app.extensions)
+    ):
+        return response
+    endpoint = request.endpoint
+    if endpoint == LIST_ENDPOINT:
+        q = request.args.get("q")
+        query = recording.normalise_query(q) if q and "cursor" not in request.args else ""
+        if query:
+            results = g.get("analytics_results")
+            body = await response.get_data() if results is None else None
+            visitor, at = _stamp(org)
+            recording.recorder_for(current_app.extensions).search(
+                org.id,
+                source=recording.API,
+                locale=chosen_locale(),
+                query=query,
+                visitor=visitor,
+                at=at,
+                results=results,
+                body=body if isinstance(body, bytes) else None,
+            )
+    elif endpoint == READ_ENDPOINT:
+        question_id = g.get("analytics_question")
+        body = await response.get_data() if question_id is None else None
+        visitor, at = _stamp(org)
+        recording.recorder_for(current_app.extensions).open(
+            org.id,
+            visitor=visitor,
+            at=at,
+            question_id=question_id,
+            body=body if isinstance(body, bytes) else None,
+        )
+    return response
 
 
 def _idempotency_key() -> str | None:
@@ -103,6 +161,7 @@ async def list_questions(query_args: QuestionListQuery) -> Result:
         translation=query_args.translation,
     )
     cursor = cursors().encode(kind, last) if last is not None else None
+    g.analytics_results = len(items)  # a publishable key's search: recorded with its count
     return list_body(items, query_args.limit, cursor), 200
 
 
@@ -145,6 +204,7 @@ async def get_question(ref: str) -> tuple[dict[str, Any], int, dict[str, str]]:
     data = await queries.get_question(db(), ref, chosen_locale())
     if data["status"] != "published" and public_audience():
         raise QuestionNotFound()
+    g.analytics_question = data["id"]
     return {"data": data}, 200, {"Content-Language": data["locale"]}
 
 

@@ -41,7 +41,7 @@ from api.errors import (
 from api.questions.idempotency import Created, claim_key, store_response
 from api.questions.models import PublishSchedule, Question
 from api.questions.queries import count_live, load
-from api.questions.revisions import add_revisions, revision_changes
+from api.questions.revisions import add_revisions, changed_fields, question_audit, revision_changes
 from api.questions.rules import (
     COLUMNS,
     LIVE,
@@ -61,13 +61,7 @@ from tenancy.clock import utcnow
 from tenancy.context import OrgContext
 from tenancy.generations import INSERT, note_write
 from tenancy.ids import looks_like_id, new_id
-from tenancy.outbox import (
-    events_written,
-    outbox_insert_when,
-    outbox_parameters,
-    record_event,
-    record_events,
-)
+from tenancy.outbox import events_written, outbox_insert_when, outbox_parameters, record_events
 from tenancy.schedule import mark_due
 
 # ---- create --------------------------------------------------------------------------------
@@ -264,8 +258,9 @@ async def _insert_with_events(
     """The question and its outbox events in one statement (``SlugRule.insert``'s rule: ``ON
     CONFLICT`` on the live-slug index skips the row, and then its events too; a manual slug
     is a 409, an automatic one is picked again), then the outbox mark. Returns the public
-    shape (also the events' data: the row exactly as inserted)."""
-    stmt = _create_statement(values_["locale"], len(events))
+    shape (also the events' data: the row exactly as inserted), with the ``created`` entry of
+    the org's audit log as the statement's last event."""
+    stmt = _create_statement(values_["locale"], len(events) + 1)
     words = {
         "words_primary": searchable(values_["title"]),
         "words_secondary": searchable(values_["answer"]),
@@ -279,7 +274,10 @@ async def _insert_with_events(
         params = {
             **{name: values_[name] for name in _CREATE_COLUMNS},
             **words,
-            **outbox_parameters([(event, public) for event in events]),
+            **outbox_parameters(
+                [(event, public) for event in events]
+                + [question_audit("created", org.actor, public["id"], None, public)]
+            ),
         }
         row = (await session.execute(stmt, params)).first()
         if row is not None:
@@ -295,20 +293,32 @@ async def _insert_with_events(
 
 
 async def _emit_changes(
-    session: AsyncSession, org_id: str, before: dict[str, Any], after: dict[str, Any]
+    session: AsyncSession,
+    org: OrgContext,
+    action: str,
+    before: dict[str, Any],
+    after: dict[str, Any],
 ) -> None:
+    """The change's webhook events and its audit entry (``action``: ``updated`` or
+    ``restored``, the changed fields only), one statement."""
     events = ["question.updated"]
     if after["status"] == PUBLISHED and before["status"] != PUBLISHED:
         events.append("question.published")
     elif before["status"] == PUBLISHED and after["status"] != PUBLISHED:
         events.append("question.unpublished")
-    await record_events(session, org_id, [(event, after) for event in events])
+    audit = question_audit(action, org.actor, after["id"], *changed_fields(before, after))
+    await record_events(session, org.id, [(event, after) for event in events] + [audit])
 
 
 async def _apply(
-    session: AsyncSession, org: OrgContext, question: Question, changes: dict[str, Any]
+    session: AsyncSession,
+    org: OrgContext,
+    question: Question,
+    changes: dict[str, Any],
+    action: str = "updated",
 ) -> dict[str, Any]:
-    """One PATCH on a locked question: new values, one revision, the events of the change."""
+    """One PATCH on a locked question: new values, one revision, the events of the change
+    (its audit entry's ``action``: ``updated``, or ``restored`` for a revision restore)."""
     check_not_null(changes)
     before = question_public(question)
     new: dict[str, Any] = {}
@@ -360,7 +370,7 @@ async def _apply(
     await add_revisions(session, org.actor, changed, now, [(question.id, number, before)])
     after = question_public(row)
     if new:
-        await _emit_changes(session, org.id, before, after)
+        await _emit_changes(session, org, action, before, after)
     if "scheduled_publish_at" in new and scheduled_at is not None:
         await mark_due(session, PublishSchedule, org.id, scheduled_at)
     return after
@@ -380,7 +390,7 @@ async def restore_revision(
     """Apply a revision's snapshot as a new PATCH (which writes its own revision)."""
     question = await load(session, ref, lock=True)
     changes = await revision_changes(session, question.id, revision_id)
-    return await _apply(session, org, question, changes)
+    return await _apply(session, org, question, changes, "restored")
 
 
 async def delete_question(session: AsyncSession, org: OrgContext, ref: str) -> None:
@@ -390,7 +400,8 @@ async def delete_question(session: AsyncSession, org: OrgContext, ref: str) -> N
     await session.execute(
         update(Question).where(Question.id == question.id).values(deleted_at=utcnow())
     )
-    await record_event(session, org.id, "question.deleted", before)
+    audit = question_audit("deleted", org.actor, question.id, before, None)
+    await record_events(session, org.id, [("question.deleted", before), audit])
 
 
 # ---- changes to many questions at once -----------------------------------------------------
@@ -408,11 +419,13 @@ async def _update_each(
     befores: dict[str, dict[str, Any]],
     where: ColumnElement[bool],
     field: str,
+    audits: list[tuple[str, dict[str, Any]]],
     **new: Any,
 ) -> int:
     """One UPDATE of locked questions (``befores``: their public shape before it); each
     updated question gets a revision changing ``field`` and a ``question.updated`` event, in
-    id order. Returns how many were updated."""
+    id order, recorded with the change's ``audits`` (its audit events) in one statement.
+    Returns how many were updated."""
     now = utcnow()
     rows = (
         await session.execute(
@@ -426,14 +439,15 @@ async def _update_each(
     await add_revisions(
         session, org.actor, [field], now, [(r.id, r.revision_count, befores[r.id]) for r in rows]
     )
-    for r in rows:
-        await record_event(session, org.id, "question.updated", question_public(r))
+    events = [("question.updated", question_public(r)) for r in rows]
+    await record_events(session, org.id, events + audits)
     return len(rows)
 
 
 async def reorder_questions(session: AsyncSession, org: OrgContext, ids: list[str]) -> int:
     """Index i becomes order i, all or nothing. Each question whose order changes gets a
-    revision and a ``question.updated`` event."""
+    revision and a ``question.updated`` event; the reorder is one ``reordered`` audit entry
+    (no resource id; before/after: id -> order of the questions whose order changed)."""
     if len(set(ids)) != len(ids):
         raise ValidationErrorCode(
             "The ids list has duplicates.", details=field_error("ids", "duplicate ids")
@@ -448,6 +462,7 @@ async def reorder_questions(session: AsyncSession, org: OrgContext, ids: list[st
     changed = {i: n for n, i in enumerate(ids) if current[i].sort_order != n}
     if not changed:
         return len(ids)
+    was = {i: current[i].sort_order for i in changed}
     new_orders = values(column("id", String), column("position", Integer), name="new_orders").data(
         list(changed.items())
     )
@@ -457,6 +472,7 @@ async def reorder_questions(session: AsyncSession, org: OrgContext, ids: list[st
         {i: question_public(current[i]) for i in changed},
         Question.id == new_orders.c.id,
         "order",
+        [question_audit("reordered", org.actor, None, was, changed)],
         sort_order=new_orders.c.position,
     )
     return len(ids)
@@ -466,15 +482,18 @@ async def move_to_category(
     session: AsyncSession, org: OrgContext, from_category_id: str, to_category_id: str
 ) -> int:
     """Move every live question of one category to another (category merge and forced delete):
-    each moved question is locked, gets a revision and a ``question.updated`` event."""
+    each moved question is locked, gets a revision, a ``question.updated`` event and an
+    ``updated`` audit entry of its ``categoryId``."""
     current = await _lock_live(session, Question.category_id == from_category_id)
     if not current:
         return 0
+    before, after = {"categoryId": from_category_id}, {"categoryId": to_category_id}
     return await _update_each(
         session,
         org,
         {i: question_public(q) for i, q in current.items()},
         Question.id.in_(list(current)),
         "categoryId",
+        [question_audit("updated", org.actor, i, before, after) for i in sorted(current)],
         category_id=to_category_id,
     )

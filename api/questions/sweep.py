@@ -12,18 +12,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.questions.idempotency import delete_expired_keys
 from api.questions.models import PublishSchedule, Question
-from api.questions.revisions import add_revisions
+from api.questions.revisions import add_revisions, changed_fields, question_audit
 from api.questions.rules import LIVE, PUBLISHED, SCHEDULED
 from api.questions.schemas import question_public
 from tenancy.audit import Actor
 from tenancy.clock import utcnow
-from tenancy.outbox import record_event
+from tenancy.outbox import record_events
 from tenancy.schedule import reset_due
 
 
 async def publish_due(session: AsyncSession, org_id: str, actor: Actor) -> int:
     """Publish this org's due scheduled questions (rows another sweep holds are skipped), then
-    recompute the org's next due time. The caller holds the org's schedule row and commits."""
+    recompute the org's next due time. Each is a ``published`` entry of the org's audit log by
+    ``actor`` (its changed fields). The caller holds the org's schedule row and commits."""
     now = utcnow()
     due = (
         (
@@ -37,6 +38,7 @@ async def publish_due(session: AsyncSession, org_id: str, actor: Actor) -> int:
         .scalars()
         .all()
     )
+    events = []
     for question in due:
         before = question_public(question)
         number = question.revision_count + 1
@@ -62,8 +64,10 @@ async def publish_due(session: AsyncSession, org_id: str, actor: Actor) -> int:
             [(question.id, number, before)],
         )
         after = question_public(row)
-        await record_event(session, org_id, "question.published", after)
-        await record_event(session, org_id, "question.updated", after)
+        audit = question_audit("published", actor, question.id, *changed_fields(before, after))
+        events += [("question.published", after), ("question.updated", after), audit]
+    if events:
+        await record_events(session, org_id, events)
     next_due = (
         await session.execute(
             select(func.min(Question.scheduled_publish_at)).where(

@@ -4,8 +4,10 @@ The writers (``write_question_translation``, ``write_category_translation``) are
 callers (the PUT routes, the XLIFF import) have checked lengths and the locale. Each upserts the
 row with the digest of the resource's current source fields (so ``outdated`` is false right
 after a write), indexes the text through ``api.search.text_vector`` in the translation's locale,
-and records its event in the caller's transaction (a category's also its audit entry). Nothing
-here commits: the request (or the actor) owns the transaction.
+and records its event in the caller's transaction with its entry of the org's audit log (under
+its question or category: ``translation_updated`` / ``translation_deleted``, ``before`` and
+``after`` the whole translation or null; a category's also in the category audit). Nothing here
+commits: the request (or the actor) owns the transaction.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from api.questions.queries import load as load_question
 from api.search import text_vector
 from api.settings.service import ensure_locale_enabled
 from api.translations.models import CategoryTranslation, QuestionTranslation, source_digest
-from tenancy.audit import record_audit
+from tenancy.audit import AUDIT_EVENT, audit_payload, record_audit
 from tenancy.clock import iso, utcnow
 from tenancy.context import OrgContext
 from tenancy.ids import looks_like_id
@@ -36,8 +38,9 @@ QUESTION_UPDATED = "question.translation.updated"
 QUESTION_DELETED = "question.translation.deleted"
 CATEGORY_UPDATED = "category.translation.updated"
 CATEGORY_DELETED = "category.translation.deleted"
-# Category audit actions of translation writes (CONTRACT section 4's entry shape; `before` and
-# `after` are the whole translation, null when it did not exist / no longer exists).
+# Audit actions of translation writes (CONTRACT section 4's entry shape; `before` and `after`
+# are the whole translation, null when it did not exist / no longer exists), in the category
+# audit (a category's) and in the org's audit log (under the question or the category).
 AUDIT_UPDATED = "translation_updated"
 AUDIT_DELETED = "translation_deleted"
 
@@ -120,6 +123,9 @@ async def write_question_translation(
     not, a source changed after this read makes the translation outdated, as it should).
     Returns (Translation, created?)."""
     await ensure_locale_enabled(session, org, locale)
+    before = await _locked_before(
+        session, _question_columns(), QuestionTranslation.question_id == question_id, locale, digest
+    )
     now = utcnow()
     title, answer = fields["title"], fields["answer"]
     values = {
@@ -148,7 +154,10 @@ async def write_question_translation(
     await record_events(
         session,
         org.id,
-        [(QUESTION_UPDATED, {"questionId": question_id, "translation": public})],
+        [
+            (QUESTION_UPDATED, {"questionId": question_id, "translation": public}),
+            _audit(org, "question", question_id, AUDIT_UPDATED, before, public),
+        ],
     )
     return public, bool(row.created)
 
@@ -165,15 +174,9 @@ async def write_category_translation(
     ``description`` (may be absent or None)), with its audit entry. ``digest``: of the
     category's current source fields. Returns (Translation, created?)."""
     await ensure_locale_enabled(session, org, locale)
-    before_row = (
-        await session.execute(
-            select(*_category_columns())
-            .where(CategoryTranslation.category_id == category_id)
-            .where(CategoryTranslation.locale == locale)
-            .with_for_update()
-        )
-    ).one_or_none()
-    before = translation_public(before_row, digest) if before_row is not None else None
+    before = await _locked_before(
+        session, _category_columns(), CategoryTranslation.category_id == category_id, locale, digest
+    )
     now = utcnow()
     name, description = fields["name"], fields.get("description")
     values = {
@@ -206,9 +209,44 @@ async def write_category_translation(
     await record_events(
         session,
         org.id,
-        [(CATEGORY_UPDATED, {"categoryId": category_id, "translation": public})],
+        [
+            (CATEGORY_UPDATED, {"categoryId": category_id, "translation": public}),
+            _audit(org, "category", category_id, AUDIT_UPDATED, before, public),
+        ],
     )
     return public, bool(row.created)
+
+
+async def _locked_before(
+    session: AsyncSession,
+    columns: tuple[Any, ...],
+    of_resource: ColumnElement[bool],
+    locale: str,
+    digest: str,
+) -> dict[str, Any] | None:
+    """The translation a write replaces (its audit ``before``), row-locked; None if none."""
+    locale_column = columns[0]  # ``_question_columns`` and ``_category_columns`` start with it
+    row = (
+        await session.execute(
+            select(*columns).where(of_resource, locale_column == locale).with_for_update()
+        )
+    ).one_or_none()
+    return translation_public(row, digest) if row is not None else None
+
+
+def _audit(
+    org: OrgContext, resource: str, resource_id: str, action: str, before: Any, after: Any
+) -> tuple[str, dict[str, Any]]:
+    """The ``audit`` outbox event of a translation write, recorded with its other event."""
+    data = audit_payload(
+        resource=resource,
+        resource_id=resource_id,
+        action=action,
+        actor=org.actor,
+        before=before,
+        after=after,
+    )
+    return AUDIT_EVENT, data
 
 
 def _question_columns() -> tuple[Any, ...]:
@@ -298,7 +336,12 @@ async def delete_question_translation(
         raise TranslationNotFound()
     public = translation_public(row, question_digest(question))
     await record_events(
-        session, org.id, [(QUESTION_DELETED, {"questionId": question.id, "translation": public})]
+        session,
+        org.id,
+        [
+            (QUESTION_DELETED, {"questionId": question.id, "translation": public}),
+            _audit(org, "question", question.id, AUDIT_DELETED, public, None),
+        ],
     )
 
 
@@ -366,5 +409,10 @@ async def delete_category_translation(
         after=None,
     )
     await record_events(
-        session, org.id, [(CATEGORY_DELETED, {"categoryId": category.id, "translation": public})]
+        session,
+        org.id,
+        [
+            (CATEGORY_DELETED, {"categoryId": category.id, "translation": public}),
+            _audit(org, "category", category.id, AUDIT_DELETED, public, None),
+        ],
     )

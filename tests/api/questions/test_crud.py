@@ -328,6 +328,8 @@ async def test_openapi_documents_every_question_route(client):
         "/api/v1/{org}/questions/{ref}/revisions/{revision_id}/restore",
         "/api/v1/{org}/questions/{ref}/translations",
         "/api/v1/{org}/questions/{ref}/translations/{locale}",
+        "/api/v1/{org}/questions/{ref}/analytics",
+        "/api/v1/{org}/analytics/questions",
     }
     assert set(paths["/api/v1/{org}/questions/{ref}"]) >= {"get", "patch", "delete"}
 
