@@ -502,6 +502,8 @@ class Bench:
                 ("noisy", self.rows_of("noisy", "noisy_rows")),
                 # issue 16: a cached help-center question page vs a bare route
                 ("help", self.rows_of("help_center", "help_center_rows")),
+                # issue 17: what recording readers' searches and views costs those pages
+                ("analytics", self.rows_of("analytics", "analytics_rows")),
                 ("change", self.row_migrate_change),
             ]
             for name, step in steps:

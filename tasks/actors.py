@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tasks.analytics
 import tasks.billing
 import tasks.deliveries
 import tasks.help_center

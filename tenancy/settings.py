@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     # Take the client address from the last X-Forwarded-For entry (only behind a trusted proxy
     # that appends it); otherwise the peer's address.
     faq_trust_forwarded_for: bool = False
+    # Record readers' searches, clicks and help-center page views (content analytics,
+    # issue 17); false records none of them (votes are still kept).
+    faq_content_analytics: bool = True
     faq_log_level: str = "INFO"
 
     @property

@@ -1,0 +1,1 @@
+"""Content analytics (issue 17): recording (``recording.py``), daily aggregation, the API."""

@@ -8,6 +8,9 @@
   ``hc/_feedback.html`` per request; ``count_view`` then records one view of a 200 page in
   an in-process buffer, sent to Redis in one script call per org every ``FLUSH_SECONDS``
   (never on the request's path), and gives a visitor without one the ``hc_visitor`` cookie.
+- Content analytics (``api.analytics.recording``): the view is also an "open" (the result a
+  search led to), and a vote marks its org for the day's aggregation; both buffered.
+  ``FAQ_CONTENT_ANALYTICS=false`` records no views or opens (votes are still kept).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import structlog
 from quart import Blueprint, Quart, Response, current_app, g, render_template, request
 from redis.exceptions import RedisError
 
+from api.analytics import recording
 from api.binding import client_address, tenancy
 from api.helpcenter.routes import SECURITY_HEADERS
 from api.helpcenter.visitors import (
@@ -127,6 +131,7 @@ async def flush_views(app: Quart) -> None:
 @feedback.after_app_serving
 async def _flush_at_shutdown() -> None:
     await _buffer().stop()
+    await recording.recorder_for(current_app.extensions).stop()
 
 
 @dataclass
@@ -196,11 +201,18 @@ async def count_view(response: Response) -> Response:
     if question is not None and response.status_code == 200 and request.method == "GET":
         org: OrgRecord = question["org"]
         reader = _reader()
-        day = _today()
-        visitor = view_visitor(
-            _secret(), org.id, token=reader.cookie, address=reader.address, today=day
-        )
-        _buffer().add(org.id, day, view_member(question["question_id"], visitor))
+        extensions = current_app.extensions
+        if recording.enabled(extensions):  # FAQ_CONTENT_ANALYTICS
+            day = _today()
+            visitor = view_visitor(
+                _secret(), org.id, token=reader.cookie, address=reader.address, today=day
+            )
+            _buffer().add(org.id, day, view_member(question["question_id"], visitor))
+            raw = recording.help_center_visitor(reader.cookie, reader.address)
+            hashed, at = recording.stamp(extensions, org.id, raw)
+            recording.recorder_for(extensions).open(
+                org.id, visitor=hashed, at=at, question_id=question["question_id"]
+            )
         reader.token()
         reader.cookie_path = f"/hc/{org.slug}"
     reader = g.get("hc_reader")
@@ -301,6 +313,8 @@ async def vote(org: str, locale: str, slug: str) -> Response:
             locale=locale,
         )
         await commit(session)
+    # The org has feedback to aggregate today (``analytics-collect``; buffered, no I/O here).
+    recording.recorder_for(current_app.extensions).vote(record.id, _today())
     response = Response("", status=303)
     response.headers["Location"] = f"{_question_path(org, locale, slug)}?feedback=thanks#feedback"
     response.headers["Cache-Control"] = "no-store"

@@ -35,10 +35,12 @@ from markupsafe import escape as html_escape
 from quart import Blueprint, Response, current_app, g, redirect, render_template, request
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from api.binding import tenancy
+from api.analytics import recording
+from api.binding import client_address, tenancy
 from api.errors import ServiceError
 from api.helpcenter import content
 from api.helpcenter.render import answer_html, theme_variables
+from api.helpcenter.visitors import VISITOR_COOKIE, valid_visitor_token
 from api.locales import canonical_tag
 from api.settings import help_center as hc_settings
 from tenancy.db import tenant_session
@@ -63,6 +65,7 @@ HTML = "text/html; charset=utf-8"
 FEEDBACK_MARKER = "<!--hc:feedback-->"
 FEEDBACK_TEMPLATE = "hc/_feedback.html"
 QUESTION_HEADER = "X-HC-Question"  # kept with a cached question page, never sent
+RESULTS_HEADER = "X-HC-Results"  # kept with a cached search page (analytics), never sent
 # The feedback form rendered without its per-visitor token (``feedback_fragment``).
 FRAGMENTS: dict[tuple[Any, ...], str] = {}
 MAX_FRAGMENTS = 4096
@@ -234,6 +237,9 @@ async def _finish(org: OrgRecord, body: bytes, kept: dict[str, str]) -> Response
     """The response of a page body: the per-visitor feedback form put in its place."""
     content_type = kept.pop("Content-Type", HTML)
     question = kept.pop(QUESTION_HEADER, None)
+    results = kept.pop(RESULTS_HEADER, None)
+    if results is not None:
+        g.hc_results = int(results)
     if question is not None:
         question_id, _, rest = question.partition(" ")
         locale, _, slug = rest.partition(" ")
@@ -435,6 +441,37 @@ async def search(org_slug: str, locale: str) -> Response:
             results=results,
             limit=content.SEARCH_RESULTS,
         )
-        return body.encode(), {}
+        return body.encode(), {RESULTS_HEADER: str(min(len(results), content.SEARCH_RESULTS))}
 
-    return await cached_page(org, build)
+    response = await cached_page(org, build)
+    results = g.pop("hc_results", None)
+    if q and results is not None and recording.enabled(current_app.extensions):
+        record_search(org, tag, q, results)
+    return response
+
+
+def reader_visitor(address: str | None = None) -> str:
+    """The raw visitor of content analytics (``recording.help_center_visitor``)."""
+    header = request.headers.get("Cookie")
+    token = None
+    if header is not None and VISITOR_COOKIE in header:  # parse cookies only when ours is there
+        token = valid_visitor_token(request.cookies.get(VISITOR_COOKIE))
+    return recording.help_center_visitor(token, address or client_address())
+
+
+def record_search(org: OrgRecord, locale: str, q: str, results: int) -> None:
+    """A reader's search (content analytics): into the process's buffer, no I/O here."""
+    query = recording.normalise_query(q)
+    if not query:
+        return
+    extensions = current_app.extensions
+    visitor, at = recording.stamp(extensions, org.id, reader_visitor())
+    recording.recorder_for(extensions).search(
+        org.id,
+        source=recording.HELP_CENTER,
+        locale=locale,
+        query=query,
+        visitor=visitor,
+        at=at,
+        results=results,
+    )

@@ -82,6 +82,7 @@ FAQ_ORG_MAX_INFLIGHT: {{ .Values.config.orgMaxInflight | toString | quote }}
 FAQ_AUTH_FAILURES_PER_MINUTE: {{ .Values.config.authFailuresPerMinute | toString | quote }}
 FAQ_PUBLIC_KEY_PER_ADDRESS_PER_MINUTE: {{ .Values.config.publicKeyPerAddressPerMinute | toString | quote }}
 FAQ_TRUST_FORWARDED_FOR: {{ .Values.config.trustForwardedFor | toString | quote }}
+FAQ_CONTENT_ANALYTICS: {{ .Values.config.contentAnalytics | toString | quote }}
 {{- with .Values.config.rateLimits }}
 FAQ_RATE_LIMITS: {{ . | quote }}
 {{- end }}
