@@ -14,8 +14,8 @@
 - Off the request path: a request only appends to its process's ``Recorder`` (no I/O); every
   ``FLUSH_SECONDS`` (and at shutdown) the buffer goes to Redis in one script call per org
   (``RECORD``), which appends the searches to the org's list, keeps each visitor's last search
-  (``faq:an:last:*``, TTL ``CLICK_WINDOW_SECONDS``) and turns an open after it into a click
-  (get-and-delete: only the first open counts). An org adds at most
+  (``faq:an:last:*``, TTL ``CLICK_WINDOW_SECONDS``; a search that found nothing clears it)
+  and turns an open after it into a click (get-and-delete: only the first open counts). An org adds at most
   ``MAX_SEARCHES_PER_ORG_DAY`` searches a day; keys live ``EVENT_TTL_SECONDS``.
 - ``tasks/analytics.py`` (``analytics-collect``) moves the lists into ``search_events``.
 """
@@ -170,12 +170,15 @@ for i = 6, #ARGV do
   local kind, visitor, stamp, id, payload = string.match(ARGV[i], '^(%a) (%S+) (%S+) (%S+) ?(.*)$')
   local last = ARGV[5] .. (visitor or '')
   local at = tonumber(stamp or '0')
-  if kind == 's' then
-    if count < cap then
+  if kind == 's' or kind == 'z' then
+    local stored = count < cap
+    if stored then
       redis.call('RPUSH', KEYS[1], payload)
-      redis.call('SET', last, id .. ' ' .. stamp, 'EX', window)
       count = count + 1
       added = added + 1
+    end
+    if stored and kind == 's' then
+      redis.call('SET', last, id .. ' ' .. stamp, 'EX', window)
     else
       redis.call('DEL', last)
     end
@@ -349,7 +352,9 @@ def _event(kind: str, visitor: str, at: float, data: Any, search_id: str) -> str
             "visitor": visitor,
         }
     ).decode()
-    return f"s {visitor} {at!r} {search_id} {payload}"
+    # A search that found nothing ("z") ends the visitor's last search but has no result to
+    # open: the question opened next is not its click.
+    return f"{'s' if count else 'z'} {visitor} {at!r} {search_id} {payload}"
 
 
 def recorder_for(extensions: MutableMapping[str, Any]) -> Recorder:

@@ -205,6 +205,22 @@ async def test_an_open_after_30_minutes_or_after_another_search_is_not_a_click(
     ]
 
 
+async def test_a_search_that_found_nothing_has_no_click_and_ends_the_one_before(
+    app: Quart, engine: AsyncEngine, org: OrgClient, parcel: dict[str, Any]
+) -> None:
+    # A reader searches, finds nothing on a second try, then opens a question from elsewhere:
+    # it is neither search's result (the second had none; the first was followed by another).
+    browsing = reader(app)
+    await hc_search(browsing, org, "parcel")
+    await hc_search(browsing, org, "unicorn")
+    await hc_open(browsing, org, parcel["slug"])
+    rows = await recorded(app, engine, org)
+    assert [(r["query"], r["results"], r["clicked_question_id"]) for r in rows] == [
+        ("parcel", 1, None),
+        ("unicorn", 0, None),
+    ]
+
+
 async def test_visitors_are_hashed_with_a_daily_salt_and_nothing_raw_is_kept(
     app: Quart,
     engine: AsyncEngine,
