@@ -15,8 +15,9 @@
   ``FLUSH_SECONDS`` (and at shutdown) the buffer goes to Redis in one script call per org
   (``RECORD``), which appends the searches to the org's list, keeps each visitor's last search
   (``faq:an:last:*``, TTL ``CLICK_WINDOW_SECONDS``; a search that found nothing clears it)
-  and turns an open after it into a click (get-and-delete: only the first open counts). An org adds at most
-  ``MAX_SEARCHES_PER_ORG_DAY`` searches a day; keys live ``EVENT_TTL_SECONDS``.
+  and turns an open after it into a click (get-and-delete: only the first open counts). An
+  org adds at most ``MAX_SEARCHES_PER_ORG_DAY`` searches a day; keys live
+  ``EVENT_TTL_SECONDS``.
 - ``tasks/analytics.py`` (``analytics-collect``) moves the lists into ``search_events``.
 """
 
