@@ -1,6 +1,6 @@
 """``analytics-collect``: content analytics recorded in Redis (``api.analytics.recording``)
-moved into each org's ``search_events``, the org's daily aggregates recomputed, and once a day
-the retention of raw events and aggregates (issue 17).
+moved into each org's ``search_events`` and the org's daily aggregates recomputed (issue 17);
+``purge_analytics``, the retention of raw events and aggregates, runs in ``purge-history``.
 
 Every ``PERIOD_SECONDS``, for each org with searches or votes (``recording.orgs_key``) or page
 views (``visitors.view_orgs_key``) today or yesterday:
@@ -12,11 +12,13 @@ views (``visitors.view_orgs_key``) today or yesterday:
   click read has its search in the database by then. One collector per org at a time (a Redis
   lock): two never trim the same items.
 - ``api.analytics.aggregation.aggregate_recent`` recomputes the org's daily aggregates.
-Once a day (a Redis ``NX`` key per day), for every org: ``search_events`` and
-``question_votes`` older than ``RAW_DAYS``, ``search_daily``, ``question_feedback_daily`` and
-``question_views_daily`` older than ``AGGREGATE_DAYS`` are deleted, ``RETENTION_BATCH`` rows per
-transaction. An org that fails is logged and the others still run; the actor then raises so
-Dramatiq retries.
+Retention (``purge_analytics``, once a day for every org in ``purge-history``):
+``search_events`` and ``question_votes`` older than ``RAW_DAYS``; ``search_daily``,
+``question_feedback_daily`` and ``question_views_daily`` older than ``AGGREGATE_DAYS``, in
+batches of ``RETENTION_BATCH`` rows a transaction.
+
+An org that fails is logged and the others still run; the actor then raises so Dramatiq
+retries.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from tenancy.models import Organization
 from tenancy.redis import loop_client
 from tenancy.transactions import commit
 
-__all__ = ["collect", "retention_key", "searches_key"]
+__all__ = ["collect", "purge_analytics", "searches_key"]
 
 log = structlog.get_logger(__name__)
 PERIOD_SECONDS = 60.0
@@ -53,7 +55,6 @@ LOCK_SECONDS = 300
 RAW_DAYS = 90
 AGGREGATE_DAYS = 2 * 365
 RETENTION_BATCH = 5_000
-RETENTION_KEY_TTL = 2 * 86_400
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -69,10 +70,6 @@ _AGGREGATES = (
 
 class CollectIncomplete(Exception):
     pass
-
-
-def retention_key(day: date) -> str:
-    return f"faq:an:retention:{day:%Y%m%d}"
 
 
 def _lock_key(org_id: str) -> str:
@@ -181,31 +178,21 @@ async def _delete_older(
             return total
 
 
-async def apply_retention(engine: AsyncEngine, today: date) -> dict[str, int]:
-    """Raw events older than ``RAW_DAYS``, aggregates older than ``AGGREGATE_DAYS``, every org."""
-    schemas = await _schemas(engine, None)
+async def purge_analytics(engine: AsyncEngine, schema: str, today: date) -> dict[str, int]:
+    """One org's retention (``purge-history`` runs it for every org, once a day): raw events
+    older than ``RAW_DAYS``, daily aggregates older than ``AGGREGATE_DAYS``."""
     raw_before = datetime.combine(today, time.min, UTC) - timedelta(days=RAW_DAYS)
     aggregates_before = today - timedelta(days=AGGREGATE_DAYS)
-
-    async def purge_org(org_id: str) -> dict[str, int]:
-        removed = {"raw": 0, "aggregates": 0}
-        for table, column, by in _RAW:
-            removed["raw"] += await _delete_older(
-                engine, schemas[org_id], table, column, by, raw_before
-            )
-        for table, column, by in _AGGREGATES:
-            removed["aggregates"] += await _delete_older(
-                engine, schemas[org_id], table, column, by, aggregates_before
-            )
-        return removed
-
-    done, failed = await each_org("analytics-retention", schemas, purge_org)
-    return {
-        "orgs": len(schemas),
-        "raw": sum(d["raw"] for d in done),
-        "aggregates": sum(d["aggregates"] for d in done),
-        "failed": failed,
-    }
+    removed = {"analyticsRaw": 0, "analyticsAggregates": 0}
+    for table, column, by in _RAW:
+        removed["analyticsRaw"] += await _delete_older(
+            engine, schema, table, column, by, raw_before
+        )
+    for table, column, by in _AGGREGATES:
+        removed["analyticsAggregates"] += await _delete_older(
+            engine, schema, table, column, by, aggregates_before
+        )
+    return removed
 
 
 async def collect(engine: AsyncEngine | None = None, today: date | None = None) -> dict[str, Any]:
@@ -222,15 +209,7 @@ async def collect(engine: AsyncEngine | None = None, today: date | None = None) 
         "searches": sum(d["searches"] for d in done),
         "clicks": sum(d["clicks"] for d in done),
         "failed": failed,
-        "retention": None,
     }
-    client = loop_client()
-    if await client.set(retention_key(today), "1", nx=True, ex=RETENTION_KEY_TTL):
-        retention = await apply_retention(engine, today)
-        if retention["failed"]:
-            await client.delete(retention_key(today))  # the next run tries again
-        totals["retention"] = retention
-        totals["failed"] += retention["failed"]
     log.info("analytics_collect", **totals)
     return totals
 

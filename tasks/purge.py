@@ -6,8 +6,9 @@ others still run; the actor then raises so Dramatiq retries (both are idempotent
 - ``purge-history``: deliveries older than ``FAQ_DELIVERY_RETENTION_DAYS`` (30), webhooks
   deleted that long ago once their deliveries are gone, and audit entries older than
   ``FAQ_AUDIT_RETENTION_DAYS`` (365) past each org's newest 100, and the entries of the org's
-  audit log (``audit_entries``) older than that too (``orgAuditEntries``); in batches of
-  ``BATCH_ROWS`` rows, one short transaction per batch, so no lock is held for long.
+  audit log (``audit_entries``) older than that too (``orgAuditEntries``), and content
+  analytics past their retention (``tasks.analytics.purge_analytics``); in batches, one short
+  transaction per batch, so no lock is held for long.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from api.audit.service import purge_entries_batch
 from api.questions.sweep import purge_expired
 from api.webhooks.service import purge_deleted_webhooks_batch, purge_history_batch
+from tasks.analytics import purge_analytics
 from tasks.db import worker_engine
 from tasks.jobs import PeriodicJob, register
 from tasks.org_failures import each_org
@@ -108,10 +110,19 @@ async def purge_history(engine: AsyncEngine | None = None) -> dict[str, Any]:
             ),
             "auditEntries": await _in_batches(engine, schema, purge_audit_batch, audit_before),
             "orgAuditEntries": await _in_batches(engine, schema, purge_entries_batch, audit_before),
+            # Content analytics: raw events 90 days, daily aggregates two years.
+            **await purge_analytics(engine, schema, now.date()),
         }
 
     done, failed = await each_org("purge-history", schemas, purge_org)
-    kinds = ("deliveries", "webhooks", "auditEntries", "orgAuditEntries")
+    kinds = (
+        "deliveries",
+        "webhooks",
+        "auditEntries",
+        "orgAuditEntries",
+        "analyticsRaw",
+        "analyticsAggregates",
+    )
     totals = _totals(len(schemas), kinds, done, failed)
     log.info("purge_history", **totals)
     return totals

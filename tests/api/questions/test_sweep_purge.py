@@ -193,7 +193,9 @@ async def test_scheduler_and_worker_publish_within_one_period(engine, org):
         assert time.monotonic() < lapse, "another scheduler keeps the lock"
         await asyncio.sleep(0.2)
     scheduler = faq("scheduler", FAQ_PUBLISH_SWEEP_SECONDS=str(period))
-    worker = dramatiq.Worker(broker, worker_threads=1, worker_timeout=100)
+    # Threads enough that the sweep never waits behind the daily jobs (every org of the
+    # session) that a starting scheduler enqueues at once, as in `faq worker` (8 threads).
+    worker = dramatiq.Worker(broker, worker_threads=4, worker_timeout=100)
     worker.start()
     try:
         # The scheduler is up once it holds its lock (the first sweep is enqueued at once).
