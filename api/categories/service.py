@@ -47,11 +47,11 @@ from api.questions.service import move_to_category
 from api.search import text_vector
 from api.slugs import SlugRule
 from billing.limits import ensure_room
-from tenancy.audit import audit_change, latest_entries, record_audit
+from tenancy.audit import AUDIT_EVENT, audit_payload, latest_entries, record_audit
 from tenancy.clock import iso, utcnow
 from tenancy.context import OrgContext
 from tenancy.ids import looks_like_id, new_id
-from tenancy.outbox import record_event
+from tenancy.outbox import record_events
 
 LIVE = Category.deleted_at.is_(None)
 # `merge`, `reorder` and `audit` are operations under /categories, never slugs.
@@ -139,7 +139,9 @@ async def _audit(
     category_id: str | None,
     before: Any,
     after: Any,
-) -> None:
+) -> tuple[str, dict[str, Any]]:
+    """Write the category audit's entry (read-your-writes, this transaction) and return the
+    org audit log's event, for the caller to record with its webhook events (one statement)."""
     await record_audit(
         session,
         resource_type="category",
@@ -149,9 +151,7 @@ async def _audit(
         before=before,
         after=after,
     )
-    await audit_change(
-        session,
-        org.id,
+    return AUDIT_EVENT, audit_payload(
         resource="category",
         resource_id=category_id,
         action=action,
@@ -229,8 +229,8 @@ async def create_category(
         text=body.name,
     )
     public = await get_category(session, category_id)
-    await _audit(session, org, "created", category_id, None, public)
-    await record_event(session, org.id, "category.created", public)
+    audit = await _audit(session, org, "created", category_id, None, public)
+    await record_events(session, org.id, [("category.created", public), audit])
     return public
 
 
@@ -311,7 +311,7 @@ async def update_category(
         raise
     after_public = await get_category(session, category.id)
     changed = [f for f in EDITABLE if EDITABLE[f] in new_values]
-    await _audit(
+    audit = await _audit(
         session,
         org,
         "updated",
@@ -319,21 +319,27 @@ async def update_category(
         {f: before_public[f] for f in changed},
         {f: after_public[f] for f in changed},
     )
-    await record_event(session, org.id, "category.updated", after_public)
+    await record_events(session, org.id, [("category.updated", after_public), audit])
     return after_public
 
 
 async def _emit_category_updates(
-    session: AsyncSession, org: OrgContext, ids: Sequence[str]
+    session: AsyncSession,
+    org: OrgContext,
+    ids: Sequence[str],
+    then: Sequence[tuple[str, dict[str, Any]]] = (),
 ) -> None:
-    if not ids:
-        return
-    rows = (
-        await session.execute(_with_count().where(Category.id.in_(ids)).order_by(Category.id))
-    ).all()
-    for row in rows:
-        public = category_public(row.Category, row.question_count)
-        await record_event(session, org.id, "category.updated", public)
+    """``category.updated`` for each of ``ids``, then the events ``then``: one statement."""
+    events: list[tuple[str, dict[str, Any]]] = []
+    if ids:
+        rows = (
+            await session.execute(_with_count().where(Category.id.in_(ids)).order_by(Category.id))
+        ).all()
+        events = [
+            ("category.updated", category_public(row.Category, row.question_count)) for row in rows
+        ]
+    if events or then:
+        await record_events(session, org.id, [*events, *then])
 
 
 async def _default_category_id(session: AsyncSession) -> str:
@@ -367,8 +373,8 @@ async def delete_category(session: AsyncSession, org: OrgContext, ref: str, forc
     ).all()
     await session.execute(delete(Category).where(Category.id == category.id))
     await _emit_category_updates(session, org, [c.id for c in children if c.deleted_at is None])
-    await _audit(session, org, "deleted", category.id, before_public, None)
-    await record_event(session, org.id, "category.deleted", before_public)
+    audit = await _audit(session, org, "deleted", category.id, before_public, None)
+    await record_events(session, org.id, [("category.deleted", before_public), audit])
 
 
 async def merge_categories(
@@ -417,20 +423,20 @@ async def merge_categories(
         .all()
     )
     questions_moved = await move_to_category(session, org, source_id, target_id)
-    await _emit_category_updates(session, org, list(children))
     if delete_source:
         await session.execute(
             update(Category).where(Category.id == source_id).values(deleted_at=now, updated_at=now)
         )
-        await record_event(session, org.id, "category.deleted", before_public)
     result = {
         "childrenMoved": len(children),
         "questionsMoved": questions_moved,
         "sourceDeleted": delete_source,
     }
-    await _audit(
+    audit = await _audit(
         session, org, "merged", source_id, before_public, {"targetId": target_id, **result}
     )
+    deleted = [("category.deleted", before_public)] if delete_source else []
+    await _emit_category_updates(session, org, list(children), then=[*deleted, audit])
     return result
 
 
@@ -466,7 +472,7 @@ async def reorder_categories(session: AsyncSession, org: OrgContext, ids: list[s
             .where(Category.id == new_orders.c.id)
             .values(sort_order=new_orders.c.position, updated_at=utcnow())
         )
-        await _audit(
+        audit = await _audit(
             session,
             org,
             "reordered",
@@ -474,5 +480,5 @@ async def reorder_categories(session: AsyncSession, org: OrgContext, ids: list[s
             {i: current[i] for i in changed},
             changed,
         )
-        await _emit_category_updates(session, org, list(changed))
+        await _emit_category_updates(session, org, list(changed), then=[audit])
     return len(ids)
