@@ -36,6 +36,7 @@ from api.errors import (
     ValidationFailed,
     field_error,
 )
+from api.fast_path import CachedReads
 from api.helpcenter.feedback import feedback as help_center_feedback
 from api.helpcenter.routes import hc as help_center_pages
 from api.observability import end_request, health, start_request
@@ -332,6 +333,7 @@ def create_app(settings: Settings | None = None) -> Quart:
     app.register_blueprint(help_center_pages)
     register_error_handlers(app)
     drop_flask_template_processors(app)
+    app.asgi_app = CachedReads(app)  # type: ignore[method-assign]  # ASGI middleware
 
     settings.require_secret_key()  # fail at start-up, not on the first request
     app.extensions["settings"] = settings

@@ -47,7 +47,7 @@ from api.response_cache import (
 from tenancy.clock import utcnow
 from tenancy.context import OrgContext
 from tenancy.db import tenant_session
-from tenancy.directory import Directory
+from tenancy.directory import Directory, KeyRecord
 from tenancy.generations import ITEMS, LISTS, generation_key, initial_generation
 from tenancy.keys import grants, hash_key, is_public
 from tenancy.settings import Settings
@@ -62,6 +62,10 @@ SCOPE_ATTRIBUTE = "_faq_required_scope"
 PUBLIC_ATTRIBUTE = "_faq_public_read"
 # Appended to the locale part of a cached read's key for publishable keys (published only).
 PUBLIC_AUDIENCE = "\x00public"
+# The rate decision ``api.fast_path`` already counted for a request it handed over (in the
+# ASGI scope): the request is counted once.
+HANDED_DECISION = "faq.rate_decision"
+NOT_HANDED = object()
 
 
 def requires_scope(scope: str, *, public: bool = False) -> Callable[[F], F]:
@@ -82,10 +86,13 @@ def public_audience() -> bool:
     return is_public(current_org().scopes)
 
 
-def key_usage() -> KeyUsage:
-    usage: KeyUsage | None = current_app.extensions.get("key_usage")
+def key_usage(extensions: dict[str, Any] | None = None) -> KeyUsage:
+    """The app's key-use recorder (``extensions``: the app's, when called outside a request)."""
+    extensions = current_app.extensions if extensions is None else extensions
+    usage: KeyUsage | None = extensions.get("key_usage")
     if usage is None:
-        usage = current_app.extensions["key_usage"] = KeyUsage(tenancy().engine)
+        ext: Tenancy = extensions["tenancy"]
+        usage = extensions["key_usage"] = KeyUsage(ext.engine)
     return usage
 
 
@@ -151,12 +158,26 @@ def cursors() -> CursorCodec:
     return codec
 
 
-def _bearer_token() -> str:
-    header = request.headers.get("Authorization", "")
+def bearer_token(header: str) -> str | None:
+    """The key of an ``Authorization: Bearer <key>`` header; None for any other header."""
     scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
+def key_accepted(key: KeyRecord | None, token: str) -> bool:
+    """The key exists, is neither revoked nor expired, and is the one presented (the lookup is
+    by hash; comparing again in constant time leaks no timing through an early exit)."""
+    if key is None or key.revoked or not hmac.compare_digest(hash_key(token)[:16], key.fingerprint):
+        return False
+    return not key.expired(utcnow())
+
+
+def _bearer_token() -> str:
+    token = bearer_token(request.headers.get("Authorization", ""))
+    if token is None:
         raise Unauthorized()
-    return token.strip()
+    return token
 
 
 def client_address() -> str:
@@ -195,11 +216,9 @@ async def bind_request_to_org() -> Response | None:
     token = _bearer_token()
     ext = tenancy()
     key = await ext.directory.key(token)
-    # The lookup is by hash; compare again in constant time so no early exit leaks timing.
-    if key is None or key.revoked or not hmac.compare_digest(hash_key(token)[:16], key.fingerprint):
+    if not key_accepted(key, token):
         await refuse_key()
-    if key.expires_at is not None and key.expired(utcnow()):
-        await refuse_key()
+    assert key is not None
     public = is_public(key.scopes)
     if public:
         g.cors_origins = key.allowed_origins  # api/cors.py
@@ -218,7 +237,11 @@ async def bind_request_to_org() -> Response | None:
     generation: bytes | None = None
     generation_kind = ITEMS if request.endpoint in ITEM_READS else LISTS
     decision: RateDecision | None = None
-    if ext.rate_limiter is not None:
+    # Counted already by ``api.fast_path``, which handed the request over:
+    handed = cast(dict[str, Any], request.scope).pop(HANDED_DECISION, NOT_HANDED)
+    if handed is not NOT_HANDED:
+        decision = cast(RateDecision | None, handed)
+    elif ext.rate_limiter is not None:
         also_get = generation_key(org.schema_name, generation_kind) if cacheable else None
         if public:
             settings: Settings = current_app.extensions["settings"]
@@ -231,19 +254,19 @@ async def bind_request_to_org() -> Response | None:
             )
         else:
             decision = await ext.rate_limiter.hit(key.fingerprint, org.plan, also_get=also_get)
-        if decision is not None:
-            generation = decision.fetched
-            g.rate_headers = decision.headers()
-            if not decision.allowed:
-                message = (
-                    "Too many requests from this address with this key."
-                    if decision.by_address
-                    else f"Rate limit of {decision.limit} requests per window reached."
-                )
-                raise RateLimited(
-                    message,
-                    headers={**decision.headers(), "Retry-After": str(decision.reset_seconds)},
-                )
+    if decision is not None:
+        generation = decision.fetched
+        g.rate_headers = decision.headers()
+        if not decision.allowed:
+            message = (
+                "Too many requests from this address with this key."
+                if decision.by_address
+                else f"Rate limit of {decision.limit} requests per window reached."
+            )
+            raise RateLimited(
+                message,
+                headers={**decision.headers(), "Retry-After": str(decision.reset_seconds)},
+            )
     if not (grants(key.scopes, required) or (public and getattr(view, PUBLIC_ATTRIBUTE, False))):
         raise InsufficientScope(f"This operation requires the {required!r} scope.")
     key_usage().seen(key.fingerprint)

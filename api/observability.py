@@ -40,39 +40,50 @@ def _route() -> str:
     return rule.rule if rule is not None else "unmatched"
 
 
-async def start_request() -> None:
-    incoming = request.headers.get("X-Request-Id", "")
-    request_id = incoming if 0 < len(incoming) <= 128 and incoming.isprintable() else ""
-    g.request_id = request_id or uuid.uuid4().hex
-    g.started = time.perf_counter()
+def request_id_for(incoming: str) -> str:
+    """The request's id: the client's ``X-Request-Id`` when it is short and printable, else a
+    new one."""
+    return incoming if 0 < len(incoming) <= 128 and incoming.isprintable() else uuid.uuid4().hex
+
+
+def bind_request_id(request_id: str) -> None:
+    """The request's id on every log line of the request."""
     structlog.contextvars.clear_contextvars()
-    structlog.contextvars.bind_contextvars(request_id=g.request_id)
+    structlog.contextvars.bind_contextvars(request_id=request_id)
+
+
+def observe(method: str, route: str, status: int, elapsed: float) -> None:
+    """Count a request in the metrics and write its access log line."""
+    counter = _REQUEST_CHILDREN.get((method, route, status))
+    if counter is None:
+        counter = _REQUEST_CHILDREN[(method, route, status)] = REQUESTS.labels(
+            method, route, str(status)
+        )
+    counter.inc()
+    latency = _LATENCY_CHILDREN.get((method, route))
+    if latency is None:
+        latency = _LATENCY_CHILDREN[(method, route)] = LATENCY.labels(method, route)
+    latency.observe(elapsed)
+    log.info(
+        "request",
+        method=method,
+        route=route,
+        status=status,
+        duration_ms=round(elapsed * 1000, 2),
+    )
+
+
+async def start_request() -> None:
+    g.request_id = request_id_for(request.headers.get("X-Request-Id", ""))
+    g.started = time.perf_counter()
+    bind_request_id(g.request_id)
 
 
 async def end_request(response: Response) -> Response:
     response.headers["X-Request-Id"] = g.get("request_id") or uuid.uuid4().hex
     started = g.get("started")
     if started is not None:
-        elapsed = time.perf_counter() - started
-        route = _route()
-        method, status = request.method, response.status_code
-        counter = _REQUEST_CHILDREN.get((method, route, status))
-        if counter is None:
-            counter = _REQUEST_CHILDREN[(method, route, status)] = REQUESTS.labels(
-                method, route, str(status)
-            )
-        counter.inc()
-        latency = _LATENCY_CHILDREN.get((method, route))
-        if latency is None:
-            latency = _LATENCY_CHILDREN[(method, route)] = LATENCY.labels(method, route)
-        latency.observe(elapsed)
-        log.info(
-            "request",
-            method=request.method,
-            route=route,
-            status=response.status_code,
-            duration_ms=round(elapsed * 1000, 2),
-        )
+        observe(request.method, _route(), response.status_code, time.perf_counter() - started)
     return response
 
 

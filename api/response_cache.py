@@ -116,6 +116,14 @@ class ResponseCache:
         self.hits += 1
         return Cached(entry[1], entry[5])
 
+    def holds(self, schema: str, path: str, variant: str = "") -> bool:
+        """Whether an entry for the read is kept (of any generation; not counted): worth
+        reading the current generation for (``api.fast_path``)."""
+        entry = self._entries.get((schema, path))
+        return (
+            entry is not None and entry[2] >= time.monotonic() and (entry[3] == variant or entry[4])
+        )
+
     def put(
         self,
         schema: str,

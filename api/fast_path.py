@@ -1,0 +1,175 @@
+"""Cache hits of the hot reads, answered before Quart builds its request (issue 14).
+
+A ``GET`` of a question or category list or single read (``CACHEABLE_ENDPOINTS``) made with a
+secret key is served here, in the ASGI call, when its body is in the response cache for the
+org's current generation: no request context, no routing through Quart's dispatch, no hooks.
+It applies the same rules as the Quart path, through the same functions (``api.binding``:
+the key, the org, the scope, the rate limit with the generation in its round trip, the key's
+use; ``api.locales``: the locale; ``api.response_cache``: the key and the entry;
+``api.observability``: the request id, the metrics and the access log line) and answers the
+same status, body and headers.
+
+Anything else goes to Quart unchanged: another route or method, a publishable key (CORS and
+analytics are Quart's hooks), no key or a refused one, a NUL, a locale the org does not serve,
+no entry in the cache. Once this path has counted the request against the key's rate limit it
+hands the decision over in the ASGI scope (``HANDED_DECISION``), so the request is counted once:
+a refusal (429) or an entry of an older generation is then answered by Quart.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any, cast
+
+from hypercorn.typing import ASGIReceiveCallable, ASGISendCallable, Scope
+from quart import Quart
+from werkzeug.datastructures import Headers
+from werkzeug.exceptions import HTTPException
+from werkzeug.routing import MapAdapter, Rule
+from werkzeug.sansio.request import Request
+
+from api.binding import (
+    HANDED_DECISION,
+    ITEM_READS,
+    SCOPE_ATTRIBUTE,
+    Tenancy,
+    bearer_token,
+    key_accepted,
+    key_usage,
+)
+from api.locales import LocaleNotEnabled, negotiate
+from api.observability import bind_request_id, observe, request_id_for
+from api.response_cache import CACHEABLE_ENDPOINTS, cache_key
+from api.v1 import is_operation_on_item_route
+from tenancy.generations import ITEMS, LISTS, generation_key
+from tenancy.keys import grants, is_public
+
+PREFIX = "/api/v1/"
+Answer = tuple[list[tuple[bytes, bytes]], bytes, str]  # headers, body, route
+
+
+class CachedReads:
+    """ASGI middleware in front of the app (``app.asgi_app``): serves cache hits itself."""
+
+    def __init__(self, app: Quart) -> None:
+        self.app = app
+        self.inner = app.asgi_app
+        self._adapter: MapAdapter | None = None
+        self.served = 0  # hits answered here (tests and the bench read it)
+
+    async def __call__(
+        self, scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
+    ) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["method"] == "GET"
+            and scope["path"].startswith(PREFIX)
+            and not scope.get("root_path")
+            and "tenancy" in self.app.extensions
+        ):
+            started = time.perf_counter()
+            answer = await self._answer(cast(dict[str, Any], scope))
+            if answer is not None:
+                headers, body, route = answer
+                await send({"type": "http.response.start", "status": 200, "headers": headers})
+                await send({"type": "http.response.body", "body": body, "more_body": False})
+                self.served += 1
+                observe("GET", route, 200, time.perf_counter() - started)
+                return
+        await self.inner(scope, receive, send)
+
+    def _match(self, path: str) -> tuple[Rule, Mapping[str, Any]] | None:
+        if self._adapter is None:
+            self._adapter = self.app.url_map.bind("")
+        try:
+            rule, values = self._adapter.match(path, method="GET", return_rule=True)
+        except HTTPException:  # no route, another method, a redirect: Quart answers
+            return None
+        if rule.endpoint not in CACHEABLE_ENDPOINTS or is_operation_on_item_route(rule, values):
+            return None
+        return rule, values
+
+    async def _answer(self, scope: dict[str, Any]) -> Answer | None:
+        """The cached response to this request, or None (Quart answers it)."""
+        matched = self._match(scope["path"])
+        if matched is None:
+            return None
+        rule, values = matched
+        headers = Headers()
+        for name, value in scope["headers"]:
+            headers.add(name.decode("latin1").title(), value.decode("latin1"))
+        token = bearer_token(headers.get("Authorization", ""))
+        if token is None:
+            return None
+        extensions = self.app.extensions
+        ext: Tenancy = extensions["tenancy"]
+        cache, limiter = ext.cache, ext.rate_limiter
+        if cache is None or not cache.enabled or limiter is None:
+            return None
+        try:
+            key = await ext.directory.key(token)
+            org = await ext.directory.org(values["org"])
+        except Exception:  # PostgreSQL unreachable: Quart answers (503)
+            return None
+        view = self.app.view_functions[rule.endpoint]
+        if (
+            key is None
+            or not key_accepted(key, token)
+            or is_public(key.scopes)
+            or not grants(key.scopes, getattr(view, SCOPE_ATTRIBUTE))
+            or org is None
+            or org.id != key.org_id
+        ):
+            return None
+        request = Request(
+            "GET",
+            scope["scheme"],
+            scope.get("server"),
+            "",
+            scope["path"],
+            scope["query_string"],
+            headers,
+            None,
+        )
+        args = request.args
+        if "\x00" in scope["path"] or any(
+            "\x00" in k or "\x00" in v for k, v in args.items(multi=True)
+        ):
+            return None
+        try:
+            chosen = negotiate(
+                args.get("locale"), request.accept_languages, org.locales, org.default_locale
+            )
+        except LocaleNotEnabled:
+            return None
+        path, variant = cache_key(
+            request.path, args.items(multi=True), request.full_path, chosen.locale
+        )
+        if not cache.holds(org.schema_name, path, variant):
+            return None  # not counted yet: Quart counts it
+        kind = ITEMS if rule.endpoint in ITEM_READS else LISTS
+        decision = await limiter.hit(
+            key.fingerprint, org.plan, also_get=generation_key(org.schema_name, kind)
+        )
+        cached = None
+        if decision is not None and decision.allowed and decision.fetched is not None:
+            cached = cache.get(org.schema_name, path, decision.fetched, variant)
+        if cached is None or decision is None:
+            scope[HANDED_DECISION] = decision
+            return None
+        key_usage(extensions).seen(key.fingerprint)
+        request_id = request_id_for(headers.get("X-Request-Id", ""))
+        bind_request_id(request_id)
+        body = cached.body
+        out = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        out += [(name.lower().encode(), value.encode("latin1")) for name, value in cached.headers]
+        rate = decision.headers()
+        out += [(name.lower().encode(), value.encode()) for name, value in rate.items()]
+        if chosen.varies:
+            out.append((b"vary", b"Accept-Language"))
+        out.append((b"x-request-id", request_id.encode("latin1")))
+        return out, body, rule.rule
