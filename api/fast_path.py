@@ -92,6 +92,11 @@ class CachedReads:
 
     async def _answer(self, scope: dict[str, Any]) -> Answer | None:
         """The cached response to this request, or None (Quart answers it)."""
+        extensions = self.app.extensions
+        ext: Tenancy = extensions["tenancy"]
+        cache, limiter = ext.cache, ext.rate_limiter
+        if cache is None or not cache.enabled or limiter is None:
+            return None
         matched = self._match(scope["path"])
         if matched is None:
             return None
@@ -101,11 +106,6 @@ class CachedReads:
             headers.add(name.decode("latin1").title(), value.decode("latin1"))
         token = bearer_token(headers.get("Authorization", ""))
         if token is None:
-            return None
-        extensions = self.app.extensions
-        ext: Tenancy = extensions["tenancy"]
-        cache, limiter = ext.cache, ext.rate_limiter
-        if cache is None or not cache.enabled or limiter is None:
             return None
         try:
             key = await ext.directory.key(token)

@@ -4,7 +4,8 @@ read of a question on ``items``, every other read on ``lists``.
 
 - A cacheable GET reads its generation in the same Redis round trip as its rate-limit counter
   (``api/binding.py``) and serves the body stored for (org, path and query, generation) when
-  there is one. A write bumps the generations it changed right after its commit, before its
+  there is one (a hit of a secret key's read is answered by ``api/fast_path.py``, before
+  Quart). A write bumps the generations it changed right after its commit, before its
   response is sent, so a client always reads its own writes, and every process sees a write on
   its next request. A create of a question bumps only ``lists``: the cached single reads of
   the other questions survive it (only 200 bodies are cached, so no cached read can be of the
