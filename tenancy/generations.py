@@ -11,8 +11,9 @@ Two generations per org (issue 14):
   read, since only 200 bodies are cached. An INSERT ... ON CONFLICT DO UPDATE, an UPDATE, a
   DELETE, a flush of a changed or deleted row, a write of any other versioned table (question
   translations change what a single read serves in a locale) and text SQL (its table is
-  unknown) bump both. Text SQL that only takes an advisory lock or notifies (``SELECT
-  pg_advisory_xact_lock(...)``, ``SELECT pg_notify(...)``) writes nothing.
+  unknown) bump both. Text SQL that only takes a lock or notifies (``SELECT
+  pg_advisory_xact_lock(...)``, ``SELECT pg_notify(...)``, ``LOCK TABLE outbox IN SHARE
+  MODE``) writes nothing.
 
 A table opts in with ``__table_args__ = versioned()``. Every tenant transaction that writes
 such a table (any statement through a tenant session, or an ORM flush of it) bumps the org's
@@ -58,6 +59,11 @@ _TABLELESS_FUNCTIONS = frozenset(
     {"pg_advisory_xact_lock", "pg_try_advisory_xact_lock", "hashtextextended", "pg_notify"}
 )
 _SELECT_CALL = re.compile(r"\s*select\s+\w+\s*\(", re.IGNORECASE)
+# ``LOCK [TABLE] name[, ...] [IN ... MODE] [NOWAIT]``: takes a lock, writes nothing (the relay
+# locks the outbox before it clears the org's pending mark).
+_LOCK = re.compile(
+    r"\s*lock\s+(table\s+)?[\w.\", ]+(\s+in\s+[\w ]+\s+mode)?(\s+nowait)?\s*;?\s*", re.I
+)
 _CALLED = re.compile(r"(\w+)\s*\(")
 
 
@@ -86,7 +92,10 @@ def statement_kind(statement: Any) -> str:
 
 
 def _writes_no_table(sql: str) -> bool:
-    """``SELECT f(...)`` calling only functions of ``_TABLELESS_FUNCTIONS`` (one statement)."""
+    """``SELECT f(...)`` calling only functions of ``_TABLELESS_FUNCTIONS``, or a ``LOCK``
+    (one statement)."""
+    if _LOCK.fullmatch(sql) is not None:
+        return True
     return (
         _SELECT_CALL.match(sql) is not None
         and ";" not in sql.rstrip().rstrip(";")

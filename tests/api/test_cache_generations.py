@@ -165,3 +165,23 @@ async def test_text_sql_through_a_tenant_session_makes_the_next_read_fresh(
     status, body, hit = await read(app, org, f"/questions/{a['id']}")
     assert status == 200 and not hit
     assert body["data"]["title"] == "Raw"
+
+
+async def test_the_relay_of_a_create_keeps_the_cached_reads_it_did_not_change(
+    app: Quart, engine: AsyncEngine, org: OrgClient
+) -> None:
+    """The worker's relay of the org's outbox writes no content: the single reads cached
+    before a create, and the list cached after it, are served from the cache after the relay
+    (its ``LOCK TABLE outbox`` wrote nothing)."""
+    from tests.api.audit.conftest import relay
+
+    a = await create(org, title="Question A", status="published")
+    await relay(engine, org)
+    single = await cached_read(app, org, f"/questions/{a['id']}")
+    await create(org, title="Question B", status="published")
+    listed = await cached_read(app, org, "/questions")
+    assert await relay(engine, org) > 0
+    for path, body in ((f"/questions/{a['id']}", single), ("/questions", listed)):
+        status, after, hit = await read(app, org, path)
+        assert (status, after) == (200, body)
+        assert hit, f"{path} was read again from PostgreSQL after the relay"
