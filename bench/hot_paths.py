@@ -19,7 +19,7 @@ worker, a receiver, a second org, the two-process API) and stops it at the end.
 
 runs these rows and the delivery rows (``bench/delivery_rate.py``) in a world of their own;
 ``--only`` runs just the named groups (``ONLY``: the three cache-on reads, the two cache-off
-reads, the create without webhooks) and no delivery rows.
+reads, the create without webhooks, the 90/10 mix) and no delivery rows.
 """
 
 from __future__ import annotations
@@ -392,6 +392,16 @@ class HotPaths:
                 deliveries_after_drain=drained,
             )  # fmt: skip
 
+        self.mixed()
+
+    def mixed_alone(self) -> None:
+        """Only the 90/10 row (``--only mix``): the main org's 3 webhooks, one worker."""
+        self.start_deliveries()
+        self.mixed()
+
+    def mixed(self) -> None:
+        b = self.bench
+        api = [b.service.proc.pid]
         gets = [(f"/api/v1/{self.slug}/questions/{s}", self.auth) for s in self.slugs()]
         headers = {**self.auth, "Content-Type": "application/json"}
         svc_script = load.mixed_script(
@@ -414,6 +424,7 @@ ONLY = {
     "reads-on": "reads_cached",
     "reads-off": "reads_uncached",
     "create": "create_without_webhooks",
+    "mix": "mixed_alone",
 }
 
 
