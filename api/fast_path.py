@@ -4,16 +4,18 @@ A ``GET`` of a question or category list or single read (``CACHEABLE_ENDPOINTS``
 secret key is served here, in the ASGI call, when its body is in the response cache for the
 org's current generation: no request context, no routing through Quart's dispatch, no hooks.
 It applies the same rules as the Quart path, through the same functions (``api.binding``:
-the key, the org, the scope, the rate limit with the generation in its round trip, the key's
-use; ``api.locales``: the locale; ``api.response_cache``: the key and the entry;
+the key and the org as this process holds them, ``Directory.cached``, never a lookup here;
+the scope, the rate limit with the generation in its round trip, the key's use;
+``api.locales``: the locale; ``api.response_cache``: the key and the entry;
 ``api.observability``: the request id, the metrics and the access log line) and answers the
 same status, body and headers.
 
 Anything else goes to Quart unchanged: another route or method, a publishable key (CORS and
-analytics are Quart's hooks), no key or a refused one, a NUL, a locale the org does not serve,
-no entry in the cache. Once this path has counted the request against the key's rate limit it
-hands the decision over in the ASGI scope (``HANDED_DECISION``), so the request is counted once:
-a refusal (429) or an entry of an older generation is then answered by Quart.
+analytics are Quart's hooks), no key, a refused one or one this process does not hold, a NUL,
+a locale the org does not serve, no entry in the cache. Once this path has counted the
+request against the key's rate limit it hands the decision over in the ASGI scope
+(``HANDED_DECISION``), so the request is counted once: a refusal (429) or an entry of an
+older generation is then answered by Quart.
 """
 
 from __future__ import annotations
@@ -107,18 +109,15 @@ class CachedReads:
         token = bearer_token(headers.get("Authorization", ""))
         if token is None:
             return None
-        try:
-            key = await ext.directory.key(token)
-            org = await ext.directory.org(values["org"])
-        except Exception:  # PostgreSQL unreachable: Quart answers (503)
-            return None
+        held = ext.directory.cached(token, values["org"])
+        if held is None:
+            return None  # Quart looks them up
+        key, org = held
         view = self.app.view_functions[rule.endpoint]
         if (
-            key is None
-            or not key_accepted(key, token)
+            not key_accepted(key, token)
             or is_public(key.scopes)
             or not grants(key.scopes, getattr(view, SCOPE_ATTRIBUTE))
-            or org is None
             or org.id != key.org_id
         ):
             return None

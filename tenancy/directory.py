@@ -124,6 +124,15 @@ class Directory:
         else:
             self.clear()
 
+    def cached(self, raw_key: str, slug: str) -> tuple[KeyRecord, OrgRecord] | None:
+        """The key and the org as this process holds them, when it holds both, fresh; None
+        otherwise (no lookup: ``key`` and ``org`` look them up)."""
+        key = self._keys.get(hash_key(raw_key))
+        org = self._orgs.get(slug)
+        if key is None or org is None or not self._fresh(key[0]) or not self._fresh(org[0]):
+            return None
+        return key[1], org[1]
+
     async def key(self, raw_key: str) -> KeyRecord | None:
         digest = hash_key(raw_key)
         hit = self._keys.get(digest)

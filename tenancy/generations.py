@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
-from sqlalchemy import Insert, Table, TextClause
+from sqlalchemy import Insert, MetaData, Table, TextClause, event
 from sqlalchemy.dialects.postgresql.dml import OnConflictDoNothing
 
 from tenancy.redis import loop_client
@@ -81,14 +81,45 @@ def generation_key(schema: str, kind: str = LISTS) -> str:
 
 def statement_kind(statement: Any) -> str:
     """``INSERT`` for an INSERT that can only add rows, ``NO_WRITE`` for text SQL that writes
-    no table (``_writes_no_table``), else ``CHANGE``."""
+    no versioned table (``_writes_no_table``, ``_writes_only_unversioned``), else ``CHANGE``."""
     if isinstance(statement, Insert):
         on_conflict = getattr(statement, "_post_values_clause", None)
         if on_conflict is None or isinstance(on_conflict, OnConflictDoNothing):
             return INSERT
-    if isinstance(statement, TextClause) and _writes_no_table(statement.text):
+    if isinstance(statement, TextClause) and (
+        _writes_no_table(statement.text) or _writes_only_unversioned(statement.text)
+    ):
         return NO_WRITE
     return CHANGE  # UPDATE, DELETE, an upsert, other text SQL (its effect unknown)
+
+
+# Every table's name, and whether one of that name is versioned: recorded as each table is
+# declared (all of them import ``tenancy.db``, which imports this module first).
+_DECLARED: dict[str, bool] = {}
+
+
+@event.listens_for(Table, "after_parent_attach")
+def _declared(table: Table, parent: Any) -> None:
+    if isinstance(parent, MetaData):
+        versioned = bool(table.info.get(VERSIONED))
+        _DECLARED[table.name] = _DECLARED.get(table.name, False) or versioned
+
+
+# One UPDATE, INSERT or DELETE (no WITH: a CTE may write elsewhere) and the table it writes.
+_TEXT_WRITE = re.compile(
+    r"\s*(?:update|insert\s+into|delete\s+from)\s+(?:only\s+)?"
+    r'(?:"?\w+"?\.)?"?(\w+)"?[\s(]',
+    re.IGNORECASE,
+)
+
+
+def _writes_only_unversioned(sql: str) -> bool:
+    """One write statement of a declared table that is not versioned (``UPDATE deliveries
+    ...``: a delivery's bookkeeping changes no content)."""
+    found = _TEXT_WRITE.match(sql)
+    if found is None or ";" in sql.rstrip().rstrip(";"):
+        return False
+    return _DECLARED.get(found.group(1)) is False
 
 
 def _writes_no_table(sql: str) -> bool:

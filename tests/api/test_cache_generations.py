@@ -185,3 +185,28 @@ async def test_the_relay_of_a_create_keeps_the_cached_reads_it_did_not_change(
         status, after, hit = await read(app, org, path)
         assert (status, after) == (200, body)
         assert hit, f"{path} was read again from PostgreSQL after the relay"
+
+
+async def test_bookkeeping_in_text_sql_keeps_cached_reads_and_content_writes_do_not(
+    app: Quart, engine: AsyncEngine, org: OrgClient
+) -> None:
+    """A delivery's bookkeeping (text SQL writing ``deliveries``, as the worker records a
+    wave) changes no content: cached reads survive it. Text SQL writing a content table
+    makes them fresh."""
+    a = await create(org, title="Question A", status="published")
+    body = await cached_read(app, org, f"/questions/{a['id']}")
+    async with tenant_session(engine, org.info.schema_name) as session:
+        await session.execute(
+            text("UPDATE deliveries SET updated_at = updated_at WHERE id = :id"), {"id": "none"}
+        )
+        await session.commit()
+    status, after, hit = await read(app, org, f"/questions/{a['id']}")
+    assert (status, after, hit) == (200, body, True)
+    async with tenant_session(engine, org.info.schema_name) as session:
+        await session.execute(
+            text("UPDATE questions SET title = 'Changed' WHERE id = :id"), {"id": a["id"]}
+        )
+        await session.commit()
+    status, after, hit = await read(app, org, f"/questions/{a['id']}")
+    assert status == 200 and not hit
+    assert after["data"]["title"] == "Changed"
