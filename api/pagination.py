@@ -10,12 +10,15 @@ from __future__ import annotations
 import hashlib
 from typing import Any, TypeVar
 
+import orjson
 from itsdangerous import BadData, BadSignature, URLSafeSerializer
 from itsdangerous.encoding import base64_decode, base64_encode
 from sqlalchemy import Select, and_, or_
 from sqlalchemy.sql.elements import SQLCoreOperations
 
 from api.errors import ServiceError, ValidationFailed, field_error
+
+SERIALIZERS_KEPT = 256
 
 
 class CursorCodec:
@@ -24,9 +27,16 @@ class CursorCodec:
         derived = [hashlib.sha256(b"faq-cursor:" + k.encode()).hexdigest() for k in secret_keys]
         # itsdangerous signs with the last key of the list and verifies with all of them.
         self._secrets = list(reversed(derived))
+        self._serializers: dict[str, URLSafeSerializer] = {}
 
     def _serializer(self, kind: str) -> URLSafeSerializer:
-        return URLSafeSerializer(self._secrets, salt=f"cursor:{kind}")
+        """One serializer per list kind, kept (a kind with ``q`` holds the query: bounded)."""
+        serializer = self._serializers.get(kind)
+        if serializer is None:
+            serializer = URLSafeSerializer(self._secrets, salt=f"cursor:{kind}")
+            if len(self._serializers) < SERIALIZERS_KEPT:
+                self._serializers[kind] = serializer
+        return serializer
 
     def encode(self, kind: str, key: list[Any]) -> str:
         return str(self._serializer(kind).dumps(key))
@@ -65,6 +75,14 @@ def list_body(items: list[dict[str, Any]], limit: int, cursor: str | None) -> di
         "data": items,
         "meta": {"pagination": {"limit": limit, "cursor": cursor, "hasMore": cursor is not None}},
     }
+
+
+def list_json(items: list[str], limit: int, cursor: str | None) -> bytes:
+    """``list_body`` as the JSON the app sends, from items already in JSON text."""
+    meta = orjson.dumps(
+        {"pagination": {"limit": limit, "cursor": cursor, "hasMore": cursor is not None}}
+    )
+    return b'{"data":[' + ",".join(items).encode() + b'],"meta":' + meta + b"}"
 
 
 AnySelect = TypeVar("AnySelect", bound=Select[*tuple[Any, ...]])

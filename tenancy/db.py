@@ -28,7 +28,7 @@ from sqlalchemy import Connection, Executable, MetaData, Result, event, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, create_async_engine
 from sqlalchemy.orm import DeclarativeBase, ORMExecuteState, Session, SessionTransaction
-from sqlalchemy.util import await_only
+from sqlalchemy.util import await_only, greenlet_spawn
 
 from tenancy.generations import CHANGE, INSERT, WROTE_KEY, bump, note_write, statement_kind
 from tenancy.loop_resources import peek, per_loop
@@ -319,6 +319,9 @@ def _read_engine(view: AsyncEngine) -> AsyncEngine:
             max_overflow=0,
             pool_recycle=settings.faq_db_pool_recycle_seconds,
             pool_pre_ping=False,
+            # Autocommit: no transaction to end on return (``read_records`` returns its
+            # connections outside SQLAlchemy's greenlet).
+            pool_reset_on_return=None,
             hide_parameters=True,
             json_serializer=_json_dumps,
             json_deserializer=orjson.loads,
@@ -336,16 +339,18 @@ def _read_engine(view: AsyncEngine) -> AsyncEngine:
     return per_loop(name, make, _dispose)
 
 
-async def _bind_read_connection(conn: AsyncConnection, path: str) -> None:
+async def _bind_read_connection(conn: AsyncConnection, path: str) -> Any:
     """Set the read connection's search_path to ``path`` unless it holds it already (the
-    record names the driver connection too: a reconnected entry is bound again)."""
+    record names the driver connection too: a reconnected entry is bound again); returns the
+    driver (asyncpg) connection."""
     driver = (await conn.get_raw_connection()).driver_connection
     held = conn.info.get(_READ_PATH_KEY)
     if held is not None and held[0] is driver and held[1] == path:
-        return
+        return driver
     conn.info.pop(_READ_PATH_KEY, None)
     await conn.execute(_SET_READ_PATH, {"path": path})
     conn.info[_READ_PATH_KEY] = (driver, path)
+    return driver
 
 
 async def read_rows(
@@ -378,3 +383,60 @@ async def read_rows(
     async with engine.connect() as conn:
         await _bind_read_connection(conn, path)
         return await conn.execute(statement, parameters)
+
+
+async def read_records(session: AsyncSession, sql: str, *args: Any) -> list[Any]:
+    """``read_rows`` for SQL written as PostgreSQL takes it (tenant tables unqualified,
+    parameters ``$1``, ``$2``...): asyncpg's records, without SQLAlchemy's statement and result
+    layers (issue 14: the hot reads build their JSON in SQL). The same binding as
+    ``read_rows``: in a transaction on its connection, else on the read pool, bound to the
+    session's org before the read unless the connection holds its path already; a read whose
+    connection was lost is sent once more on a new one (the read pool is disposed first:
+    what SQLAlchemy does when it sees a connection lost, every pooled one is suspect)."""
+    if session.in_transaction():
+        conn = await session.connection()
+        own: Any = (await conn.get_raw_connection()).driver_connection
+        return cast(list[Any], await own.fetch(sql, *args))
+    path: str = session.info[_SEARCH_PATH_KEY]
+    bind = session.bind
+    if not isinstance(bind, AsyncEngine):
+        raise RuntimeError("read_records needs a session of tenant_session")
+    engine = _read_engine(bind)
+    try:
+        return await _fetch_on_read_pool(engine, path, sql, args)
+    except _LostConnection:
+        # Every pooled connection is suspect now (what SQLAlchemy does when it sees one lost).
+        await engine.dispose()
+    return await _fetch_on_read_pool(engine, path, sql, args)
+
+
+class _LostConnection(Exception):
+    """The read's pooled connection was closed under it (``read_records`` tries once more)."""
+
+
+_SET_READ_PATH_SQL = "SELECT set_config('search_path', $1, false)"
+
+
+async def _fetch_on_read_pool(
+    engine: AsyncEngine, path: str, sql: str, args: tuple[Any, ...]
+) -> list[Any]:
+    """One read on a pooled connection of the read pool, through the pool's raw checkout (no
+    SQLAlchemy ``Connection`` around it: the read pool resets nothing on return, its
+    connections are in autocommit), bound to ``path`` unless it holds it already."""
+    fairy = await engine.raw_connection()
+    driver: Any = fairy.driver_connection
+    try:
+        held = fairy.info.get(_READ_PATH_KEY)
+        if held is None or held[0] is not driver or held[1] != path:
+            fairy.info.pop(_READ_PATH_KEY, None)
+            await driver.fetchval(_SET_READ_PATH_SQL, path)
+            fairy.info[_READ_PATH_KEY] = (driver, path)
+        return cast(list[Any], await driver.fetch(sql, *args))
+    except Exception as error:
+        if not driver.is_closed():
+            raise
+        await greenlet_spawn(fairy.invalidate)
+        raise _LostConnection() from error
+    finally:
+        if fairy.is_valid:
+            fairy.close()

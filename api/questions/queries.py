@@ -4,6 +4,9 @@ keyset pagination, ranked search with ``q``), a page of a question's revisions
 (``load``, for the writes: it returns the ORM object). The question reads select the public
 columns (``PUBLIC_COLUMNS``), not ORM objects, as Core statements (``tenancy.db.read_rows``):
 in a request that has not written, one round trip on a connection already bound to the org.
+The API's hot reads (``get_question_json``, ``plain_page_json``: the single read and the list
+without search, category or worklist filter) get each question's JSON text from PostgreSQL
+(``tenancy.db.read_records``), byte for byte what ``question_public`` and orjson make.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from api.questions.rules import LIVE
 from api.questions.schemas import question_public, revision_public
 from api.search import prefix_query, tsquery, unranked
 from api.translations.models import QuestionTranslation, source_digest_sql
-from tenancy.db import read_rows
+from tenancy.db import read_records, read_rows
 from tenancy.ids import looks_like_id
 
 # The columns of the public shape: reads select these rows, not ORM objects (no identity map,
@@ -128,6 +131,127 @@ def _prebuilt_statement(kind: str, locale: str, flag: bool) -> Select[Any]:
     if len(_prebuilt) < _PREBUILT_MAX:
         _prebuilt[key] = stmt
     return stmt
+
+
+# ---- the hot reads' JSON, built in SQL (issue 14) -------------------------------------------
+# Each question's public shape (``question_public``) as JSON text, byte for byte what orjson
+# makes of it: the same keys in the same order, no spaces, strings escaped by ``to_json`` (the
+# same escapes as orjson: ``"``, ``\``, control characters; nothing else), timestamps as
+# ``tenancy.clock.iso`` writes them (UTC, milliseconds cut, not rounded, and ``Z``). The API
+# passes the text through: no per-field Python, no SQLAlchemy statement or result layer.
+
+
+def _text(expr: str) -> str:
+    return f"to_json({expr})::text"
+
+
+def _stamp(expr: str) -> str:
+    return f"""'"' || to_char({expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'"""
+
+
+def _optional_stamp(expr: str) -> str:
+    # asyncpg reads PostgreSQL's infinities as datetime's extremes: iso() writes those.
+    return (
+        f"CASE WHEN {expr} IS NULL THEN 'null'"
+        f""" WHEN {expr} = 'infinity' THEN '"9999-12-31T23:59:59.999Z"'"""
+        f""" WHEN {expr} = '-infinity' THEN '"0001-01-01T00:00:00.000Z"'"""
+        f" ELSE {_stamp(expr)} END"
+    )
+
+
+_SERVED_SQL = "s.status = 'published'"
+_FIELDS_SQL = (
+    ("id", _text("q.id")),
+    ("slug", _text("q.slug")),
+    ("locale", _text(f"CASE WHEN {_SERVED_SQL} THEN s.locale ELSE q.locale END")),
+    ("title", _text(f"CASE WHEN {_SERVED_SQL} THEN s.title ELSE q.title END")),
+    ("answer", _text(f"CASE WHEN {_SERVED_SQL} THEN s.answer ELSE q.answer END")),
+    ("status", _text("q.status")),
+    ("categoryId", _text("q.category_id")),
+    ("order", "q.sort_order::text"),
+    ("publishedAt", _optional_stamp("q.published_at")),
+    ("scheduledPublishAt", _optional_stamp("q.scheduled_publish_at")),
+    ("createdAt", _optional_stamp("q.created_at")),
+    ("updatedAt", _optional_stamp("q.updated_at")),
+)
+_JSON_SQL = (
+    " || ".join(
+        f"""'{"{" if n == 0 else ","}"{name}":' || {expr}"""
+        for n, (name, expr) in enumerate(_FIELDS_SQL)
+    )
+    + " || '}'"
+)
+# $1: the locale of the read. Tables unqualified: ``read_records`` binds the org's schema.
+_FROM_SQL = (
+    "FROM questions q LEFT JOIN question_translations s"
+    " ON s.question_id = q.id AND s.locale = $1 WHERE q.deleted_at IS NULL"
+)
+# The single read: by id or by slug ($2); its status and served locale for the view.
+_GET_SQL = {
+    by_id: f"SELECT q.status, CASE WHEN {_SERVED_SQL} THEN s.locale ELSE q.locale END,"
+    f" q.id, {_JSON_SQL} {_FROM_SQL} AND q.{'id' if by_id else 'slug'} = $2"
+    for by_id in (False, True)
+}
+
+
+def _page_sql(status: bool, after: bool) -> str:
+    """The plain list in its order (``keyset_page``'s conditions): ``$2`` the limit, then the
+    status when filtered, then the cursor's order and id when after one."""
+    where = ""
+    n = 3
+    if status:
+        where += f" AND q.status = ${n}"
+        n += 1
+    if after:
+        where += f" AND (q.sort_order > ${n} OR (q.sort_order = ${n} AND q.id > ${n + 1}))"
+    return (
+        f"SELECT q.sort_order, q.id, {_JSON_SQL} {_FROM_SQL}{where}"
+        " ORDER BY q.sort_order, q.id LIMIT $2"
+    )
+
+
+_PAGE_SQL = {
+    (status, after): _page_sql(status, after) for status in (False, True) for after in (False, True)
+}
+
+
+async def get_question_json(
+    session: AsyncSession, ref: str, locale: str
+) -> tuple[str, str, str, str]:
+    """``get_question`` as JSON text: (its status, its served locale, its id, the JSON)."""
+    rows = await read_records(session, _GET_SQL[looks_like_id(ref, "q")], locale, ref)
+    if not rows:
+        raise QuestionNotFound()
+    row = rows[0]
+    return row[0], row[1], row[2], row[3]
+
+
+async def plain_page_json(
+    session: AsyncSession,
+    *,
+    limit: int,
+    after: list[Any] | None,
+    status: str | None,
+    locale: str,
+) -> tuple[list[str], list[Any] | None]:
+    """``list_questions`` with no search, category or worklist filter (``status`` may be
+    given) as each item's JSON text, and the sort key of the last item when more follow."""
+    args: list[Any] = [locale, limit + 1]
+    if status is not None:
+        args.append(status)
+    if after is not None:
+        # Signed by us, so always [order, id]; anything else is refused, not sent on.
+        if len(after) != 2 or type(after[0]) is not int or type(after[1]) is not str:
+            raise ValidationFailed(
+                "The cursor is not valid.", details=field_error("cursor", "not valid")
+            )
+        args += after
+    rows = await read_records(session, _PAGE_SQL[status is not None, after is not None], *args)
+    page = rows[:limit]
+    items = [row[2] for row in page]
+    if len(rows) <= limit:
+        return items, None
+    return items, [page[-1][0], page[-1][1]]
 
 
 async def load(session: AsyncSession, ref: str, *, lock: bool = False) -> Question:
