@@ -10,7 +10,9 @@ commits (idempotent; a marker whose transaction rolled back costs the relay one 
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
+from functools import partial
 from typing import Any, cast
 
 from sqlalchemy import (
@@ -35,7 +37,8 @@ from sqlalchemy.orm import Mapped, mapped_column
 from tenancy.db import SERVER_SETTINGS, SharedBase, TenantBase
 from tenancy.ids import new_id
 from tenancy.loop_resources import per_loop
-from tenancy.queue import enqueue, get_broker
+from tenancy.queue import enqueue
+from tenancy.redis import loop_client
 from tenancy.transactions import after_commit, once_per_transaction
 
 # The relay actor (declared in ``tasks/relay.py``) and the flag that keeps one relay queued.
@@ -47,14 +50,17 @@ def relay_pending_key(org_id: str) -> str:
     return f"faq:outbox-relay-pending:{org_id}"
 
 
-def request_relay(org_id: str) -> None:
+async def request_relay(org_id: str) -> None:
     """After a commit that wrote events: queue a relay for the org unless one is queued and
     not yet started. The relay clears the flag before it reads the outbox, so an event
     committed before a refused request is still seen by the queued relay. If the flag outlives
-    a lost message, the periodic relay job moves the events meanwhile."""
-    broker = get_broker()
-    if broker.client.set(relay_pending_key(org_id), b"1", nx=True, ex=RELAY_FLAG_TTL_SECONDS):
-        enqueue(RELAY_ACTOR, org_id)
+    a lost message, the periodic relay job moves the events meanwhile.
+
+    The flag is one asynchronous round trip on the event loop; only when it was not set does
+    the broker's synchronous enqueue run, in a thread (under a burst of one org's writes the
+    flag is set: no thread, no broker call)."""
+    if await loop_client().set(relay_pending_key(org_id), b"1", nx=True, ex=RELAY_FLAG_TTL_SECONDS):
+        await asyncio.to_thread(enqueue, RELAY_ACTOR, org_id)
 
 
 class OutboxEvent(TenantBase):
@@ -198,4 +204,4 @@ async def events_written(session: AsyncSession, org_id: str) -> None:
     if once_per_transaction(session, f"outbox-mark:{org_id}"):
         await mark_pending(_engine_of(session.bind), org_id)
 
-    after_commit(session, f"{RELAY_ACTOR}:{org_id}", lambda: request_relay(org_id))
+    after_commit(session, f"{RELAY_ACTOR}:{org_id}", partial(request_relay, org_id))

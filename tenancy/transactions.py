@@ -1,10 +1,12 @@
 """One owner per transaction: the owner commits with ``commit``; work queued with
-``after_commit`` (Dramatiq messages) runs only once the commit succeeded."""
+``after_commit`` (Dramatiq messages) runs only once the commit succeeded: a coroutine function
+on the event loop, a plain function (a synchronous Redis or broker call) in a thread."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,9 +14,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 log = structlog.get_logger(__name__)
 
 _KEY = "after_commit"
+Callback = Callable[[], None] | Callable[[], Awaitable[None]]
 
 
-def after_commit(session: AsyncSession, key: str, callback: Callable[[], None]) -> None:
+def after_commit(session: AsyncSession, key: str, callback: Callback) -> None:
     """Run ``callback`` after this session's next successful commit (once per ``key``)."""
     session.info.setdefault(_KEY, {})[key] = callback
 
@@ -24,11 +27,14 @@ async def commit(session: AsyncSession) -> None:
     # nothing to commit: no round trip, no greenlet, no session events.
     if session.in_transaction() or session.new or session.dirty or session.deleted:
         await session.commit()
-    callbacks: dict[str, Callable[[], None]] = session.info.pop(_KEY, {})
+    callbacks: dict[str, Callback] = session.info.pop(_KEY, {})
     for key, callback in callbacks.items():
         try:
-            # Sends talk to Redis synchronously: keep them off the event loop.
-            await asyncio.to_thread(callback)
+            if inspect.iscoroutinefunction(callback):
+                await callback()
+            else:
+                # Sends talk to Redis synchronously: keep them off the event loop.
+                await asyncio.to_thread(callback)
         except Exception:
             # The outbox row is committed; the periodic relay sweep delivers it later.
             log.warning("after_commit_failed", task=key, exc_info=True)
