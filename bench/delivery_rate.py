@@ -6,7 +6,9 @@
   all of them, so the worker, not the 8 committing connections, is the limit), deliveries per
   second from the first commit to the last receipt, and the worker's CPU (its process tree,
   from /proc) per delivery over the same span: >= 1,500/s and <= 0.5 ms each;
-- p99 commit-to-receipt at 200 events/s to one webhook: < 250 ms.
+- p99 commit-to-receipt at 200 events/s to one webhook: < 250 ms, with where the time went
+  (``steady_traced``: p50/p99 of commit -> relay -> attempt -> receipt, from the delivery
+  rows' ``created_at`` and first attempt's ``at``).
 
 ``delivery_rate_rows(bench)`` returns the rows (``Bench.row(**entry)``). Alone (its own
 embedded PostgreSQL and Redis, no seeding), with an optional py-spy profile of the worker
@@ -120,6 +122,61 @@ def top_frames(stacks: Path, count: int = 25) -> list[tuple[str, float, float]]:
     return [(f, own[f] * 100 / samples, inclusive[f] * 100 / samples) for f in ranked]
 
 
+async def steady_traced(
+    engine: Any, receiver: d.Receiver, org: tuple[str, str], rate: float, seconds: float
+) -> tuple[list[float], dict[str, tuple[float, float]]]:
+    """``deliveries.steady`` (commit-to-receipt latencies, ms), plus where the time went:
+    p50/p99 (ms) of commit -> relay (the delivery row's ``created_at``), relay -> attempt
+    (its first attempt's ``at``: the send signed it) and attempt -> receipt."""
+    from sqlalchemy import text
+
+    from tenancy.db import tenant_session
+
+    commits: dict[int, float] = {}
+    base = len(receiver.first_seen)
+    total = int(rate * seconds)
+    tasks = []
+    started = time.monotonic()
+    for i in range(total):
+        delay = started + i / rate - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(d.emit(engine, org[0], org[1], i, commits)))
+    await asyncio.gather(*tasks)
+    await d.wait_received(receiver, base + total, timeout=300)
+    seen = {i: (at, seq) for i, (at, seq) in receiver.first_seen.items() if seq < total}
+    latencies = [
+        (at - commits[seq]) * 1000 for at, seq in sorted(seen.values(), key=lambda v: v[1])
+    ]
+    async with tenant_session(engine, org[1]) as session:
+        rows = (
+            await session.execute(
+                text(
+                    "SELECT id, extract(epoch FROM created_at), "
+                    "extract(epoch FROM (attempts->0->>'at')::timestamptz) FROM deliveries"
+                )
+            )
+        ).all()
+    spans: dict[str, list[float]] = {
+        "commit->relay": [],
+        "relay->attempt": [],
+        "attempt->receipt": [],
+    }
+    for delivery_id, created, signed in rows:
+        if delivery_id not in seen or signed is None:
+            continue
+        at, seq = seen[delivery_id]
+        spans["commit->relay"].append((float(created) - commits[seq]) * 1000)
+        spans["relay->attempt"].append((float(signed) - float(created)) * 1000)
+        spans["attempt->receipt"].append((at - float(signed)) * 1000)
+    phases = {
+        name: (d.percentile(values, 50), d.percentile(values, 99))
+        for name, values in spans.items()
+        if values
+    }
+    return latencies, phases
+
+
 async def _run(bench: Any, profile: Path | None = None) -> dict[str, Any]:
     from bench.services import stop_process
     from tenancy.db import make_engine
@@ -155,8 +212,9 @@ async def _run(bench: Any, profile: Path | None = None) -> dict[str, Any]:
         receiver.first_seen.clear()
         seconds = getattr(bench, "seconds", None) or (5.0 if quick else 20.0)
         before = meter.sample()
-        latencies = await d.steady(engine, receiver, one, RATE, seconds)
+        latencies, phases = await steady_traced(engine, receiver, one, RATE, seconds)
         after = meter.sample()
+        out["phases"] = phases
         out["latency_events"] = len(latencies)
         out["latency_p50"] = d.percentile(latencies, 50)
         out["latency_p99"] = d.percentile(latencies, 99)
@@ -199,6 +257,8 @@ def delivery_rate_rows(bench: Any) -> list[dict[str, Any]]:
             "met": out["latency_p99"] < TARGET_P99_MS,
             "ratio": out["latency_p99"] / TARGET_P99_MS,
             "p50_ms": round(out["latency_p50"], 1),
+            # p50/p99 of commit -> relay -> attempt -> receipt (``steady_traced``)
+            "phases_ms": {k: [round(v, 1) for v in pair] for k, pair in out["phases"].items()},
             "worker_cpu_ms_per_delivery": round(out["latency_cpu_ms"], 3),
         },
     ]
@@ -231,6 +291,8 @@ def main() -> None:
             f"{out['latency_p50']:.0f} ms, {out['latency_events']} events), worker CPU "
             f"{out['latency_cpu_ms']:.3f} ms/delivery"
         )
+        for name, (p50, p99) in out.get("phases", {}).items():
+            print(f"  {name}: p50 {p50:.0f} ms, p99 {p99:.0f} ms")
         if args.profile and (args.profile / "worker.stacks").exists():
             print("worker profile during the burst (self %, total %):")
             for frame, own, total in top_frames(args.profile / "worker.stacks"):

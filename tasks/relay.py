@@ -14,6 +14,15 @@ re-check to the queued relay: one Redis read instead of four statements per rela
 When the relay message is lost (Redis down at commit, a worker killed), the periodic
 ``outbox-relay`` job visits the marked orgs (one indexed query when none is).
 
+The relay actor sends the deliveries it committed itself, on the worker's event loop
+(``_send_here``: ``engine.deliver_many`` per webhook, joining a send to that webhook already
+running in this process), instead of one Dramatiq message per webhook: no enqueue, fetch and
+ack per batch, and no wait in the queue between the relay and the attempt. The rows are the
+truth either way: a send that fails goes out as messages after all, and deliveries left by a
+killed worker are pending and due, which the ``deliveries-redrive`` job sends again. An org
+relayed in this process moments ago waits GATHER_SECONDS before its flag is cleared, so a
+burst of its events is relayed by one relay rather than one per event or two.
+
 Rolling upgrade: processes of the previous release may still write ``shared.outbox`` until
 they are replaced; the periodic job also relays the rows left there (``LEGACY_OUTBOX``, gone
 with that table in a later release).
@@ -21,6 +30,8 @@ with that table in a later release).
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any, cast
 
 import structlog
@@ -40,9 +51,11 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from api.webhooks.dispatch import enqueue_deliveries
 from api.webhooks.models import Webhook
 from api.webhooks.service import LIVE, NewDelivery, queue_deliveries
 from tasks.db import worker_engine
+from tasks.deliveries.engine import deliver_many, run_detaching
 from tasks.jobs import PeriodicJob, register
 from tasks.org_failures import each_org
 from tasks.registry import actor
@@ -64,6 +77,11 @@ from tenancy.transactions import commit
 log = structlog.get_logger(__name__)
 
 RELAY_BATCH = 500
+# An org relayed in this process less than GATHER_AFTER_SECONDS ago has events flowing: its
+# next relay waits GATHER_SECONDS, its flag still set (so commits meanwhile queue no other
+# relay), and then relays what gathered, instead of one relay per event or two.
+GATHER_SECONDS = 0.02
+GATHER_AFTER_SECONDS = 0.5
 SWEEP_MAX_ORGS = 1000
 
 # The previous release's shared outbox (kept until a later release drops it).
@@ -79,9 +97,40 @@ AUDIT_ENTRIES = cast(Table, OrgAuditEntry.__table__)
 _LOCK_OUTBOX = text("LOCK TABLE outbox IN SHARE MODE")
 
 
-async def _drain(engine: AsyncEngine, org_id: str, schema: str, table: Table) -> int:
+Sends = list["asyncio.Task[None]"]
+
+
+async def _send_here(engine: AsyncEngine, org_id: str, pairs: list[tuple[str, str]]) -> None:
+    """Send committed deliveries ``(delivery_id, webhook_id)`` from this event loop, one
+    ``deliver_many`` per webhook at once; those of a send that fails go out as messages."""
+    by_webhook: dict[str, list[str]] = {}
+    for delivery_id, webhook_id in pairs:
+        by_webhook.setdefault(webhook_id, []).append(delivery_id)
+    results = await asyncio.gather(
+        *(deliver_many(engine, org_id, w, ids) for w, ids in by_webhook.items()),
+        return_exceptions=True,
+    )
+    failed = [
+        (delivery_id, webhook_id)
+        for (webhook_id, ids), result in zip(by_webhook.items(), results, strict=True)
+        if isinstance(result, BaseException)
+        for delivery_id in ids
+    ]
+    if failed:
+        log.warning("relay_send_failed", org_id=org_id, deliveries=len(failed))
+        try:
+            await asyncio.to_thread(enqueue_deliveries, org_id, failed)
+        except Exception:
+            # Pending and due: the re-drive sends them.
+            log.warning("relay_send_not_queued", org_id=org_id, exc_info=True)
+
+
+async def _drain(
+    engine: AsyncEngine, org_id: str, schema: str, table: Table, sends: Sends | None = None
+) -> int:
     """Fan out the org's rows of ``table`` (its outbox, or the legacy shared one) in batches
-    until a batch comes back short."""
+    until a batch comes back short. With ``sends``, each batch's deliveries are sent from
+    this event loop once committed (tasks added to ``sends``), not queued as messages."""
     relayed = 0
     while True:
         async with tenant_session(engine, schema) as session:
@@ -127,8 +176,12 @@ async def _drain(engine: AsyncEngine, org_id: str, schema: str, table: Table) ->
                 for hook in subscribers
                 if row.event in hook.events
             ]
-            await queue_deliveries(session, org_id, items)
+            # With ``sends``, no messages after commit: the deliveries are sent below.
+            queued = await queue_deliveries(session, org_id, items, send=sends is None)
             await commit(session)
+        if sends is not None and queued:
+            pairs = [(row.id, row.webhook_id) for row in queued]
+            sends.append(asyncio.create_task(_send_here(engine, org_id, pairs)))
         relayed += len(rows)
         if len(rows) < RELAY_BATCH:
             return relayed
@@ -149,15 +202,22 @@ async def _unmark_if_empty(engine: AsyncEngine, org_id: str, schema: str) -> boo
 
 
 async def relay_org(
-    engine: AsyncEngine, org_id: str, *, clear_flag: bool = False, legacy: bool = False
+    engine: AsyncEngine,
+    org_id: str,
+    *,
+    clear_flag: bool = False,
+    legacy: bool = False,
+    sends: Sends | None = None,
 ) -> int:
     """Fan out every outbox row of one org (and, with ``legacy``, its rows left in the shared
-    outbox), then clear its pending marker; returns how many events were relayed."""
+    outbox), then clear its pending marker; returns how many events were relayed. With
+    ``sends``, the new deliveries are sent from this event loop (``_drain``)."""
     schema = await org_schema(engine, org_id)
     if schema is None:
         return 0  # the org is gone; its outbox and marker went with it
     flag_cleared = False
     if clear_flag:
+        await _gather(org_id)
         try:
             await loop_client().delete(relay_pending_key(org_id))
             flag_cleared = True
@@ -166,13 +226,28 @@ async def relay_org(
             log.warning("outbox_relay_flag_not_cleared", org_id=org_id)
     relayed = await _drain(engine, org_id, schema, LEGACY_OUTBOX) if legacy else 0
     while True:
-        relayed += await _drain(engine, org_id, schema, OUTBOX)
+        relayed += await _drain(engine, org_id, schema, OUTBOX, sends)
         if flag_cleared and await _next_relay_queued(org_id):
             # An event committed meanwhile queued the org's next relay: that one drains it and
             # clears the marker (which stays until then, so a lost message is swept).
             return relayed
         if await _unmark_if_empty(engine, org_id, schema):
             return relayed
+
+
+_last_relay: dict[str, float] = {}  # per org: when a relay of this process last started
+
+
+async def _gather(org_id: str) -> None:
+    """Let a burst of the org's events gather before its relay (see GATHER_SECONDS)."""
+    now = time.monotonic()
+    last = _last_relay.get(org_id)
+    if len(_last_relay) > 10_000:
+        _last_relay.clear()
+    if last is not None and now - last < GATHER_AFTER_SECONDS:
+        await asyncio.sleep(GATHER_SECONDS)
+        now = time.monotonic()
+    _last_relay[org_id] = now
 
 
 async def _next_relay_queued(org_id: str) -> bool:
@@ -234,7 +309,17 @@ async def _sweep(engine: AsyncEngine) -> dict[str, int]:
 
 @actor(RELAY_ACTOR, max_retries=10, min_backoff=500, max_backoff=30_000)
 async def relay_outbox(org_id: str) -> None:
-    await relay_org(worker_engine(), org_id, clear_flag=True)
+    sends: Sends = []
+    try:
+        await relay_org(worker_engine(), org_id, clear_flag=True, sends=sends)
+    finally:
+        if sends:
+            # A send still waiting on its receiver after a moment finishes without this thread.
+            await run_detaching(_sent(sends))
+
+
+async def _sent(sends: Sends) -> None:
+    await asyncio.gather(*sends)
 
 
 @actor("outbox.relay_all", max_retries=0)

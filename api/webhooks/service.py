@@ -268,9 +268,11 @@ async def _count_deliveries(session: AsyncSession, counts: Counter[str]) -> None
 
 
 async def queue_deliveries(
-    session: AsyncSession, org_id: str, items: list[NewDelivery]
+    session: AsyncSession, org_id: str, items: list[NewDelivery], *, send: bool = True
 ) -> list[SimpleNamespace]:
-    """Create pending deliveries in the caller's transaction; send them after commit."""
+    """Create pending deliveries in the caller's transaction; send them after commit (as
+    Dramatiq messages; ``send=False``: the caller sends them itself once committed, as the
+    relay does)."""
     if not items:
         return []
     now = utcnow()
@@ -299,7 +301,9 @@ async def queue_deliveries(
     await session.execute(insert(DELIVERIES), rows)
     await _count_deliveries(session, Counter(i.webhook_id for i in items))
     await mark_due(session, DeliverySchedule, org_id, now)
-    enqueue_deliveries_after_commit(session, org_id, [(r["id"], r["webhook_id"]) for r in rows])
+    if send:
+        pairs = [(r["id"], r["webhook_id"]) for r in rows]
+        enqueue_deliveries_after_commit(session, org_id, pairs)
     return [SimpleNamespace(**r) for r in rows]
 
 

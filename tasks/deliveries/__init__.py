@@ -1,8 +1,10 @@
 """Sending webhook deliveries: signed afresh per attempt, retried, re-driven, never lost.
 
-The delivery rows are the source of truth. The fan-out sends one ``deliveries.send_many``
-message per webhook and up to SEND_BATCH new deliveries (``deliveries.send`` for one:
-retries, re-drive, tests) (``api/webhooks/dispatch.py``); both take ids and are idempotent.
+The delivery rows are the source of truth. The outbox relay sends the deliveries it fans out
+itself, from the worker's event loop (``tasks/relay.py``: ``engine.deliver_many`` per
+webhook, no message); the other senders send one ``deliveries.send_many`` message per
+webhook and up to SEND_BATCH new deliveries (``deliveries.send`` for one: retries,
+re-drive, tests) (``api/webhooks/dispatch.py``); both take ids and are idempotent.
 
 - ``actors.py``: the actors and the ``deliveries-redrive`` periodic job. Importing this
   package records them.
@@ -10,8 +12,10 @@ retries, re-drive, tests) (``api/webhooks/dispatch.py``); both take ids and are 
   limited (``FAQ_WEBHOOK_MAX_IN_FLIGHT``); one message per process sends to a webhook at a
   time, and other messages for it hand over their ids to it and return; without a slot the
   message comes back later (0.1 s, doubling while busy). It sends in waves of up to the
-  limit; behind a receiver that answers quickly, the record of one wave and the claim of the
-  next share one transaction, run while the wave between them is in flight. A message holds
+  limit; a send whose inbox grows past its wave takes more of the free slots (wider
+  waves). Behind a receiver that answers quickly, the record of the last waves and the claim
+  of the next WAVES_PER_CLAIM share one transaction, run while a wave is in flight, and a
+  send goes on QUICK_HOLD_SECONDS longer before it hands its inbox back. A message holds
   its thread about BATCH_HOLD_SECONDS at most (then the rest is queued again), and a send
   still waiting on its receiver after DETACH_AFTER_SECONDS finishes on the event loop while
   its message returns: a receiver that times out holds no worker thread. The engine owns

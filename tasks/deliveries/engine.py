@@ -9,10 +9,14 @@ run while the wave between them is in flight. This module owns every transaction
 delivery paths: the store never commits.
 
 - One message per process sends to a webhook at a time: other messages for it hand their ids
-  over to it (its inbox) and return.
+  over to it (its inbox) and return. When the inbox grows past the wave, the send takes more
+  of the webhook's slots free now (``_Send._widen``), up to the limit.
+- Behind a quick receiver, the transaction overlapped with a wave claims WAVES_PER_CLAIM
+  waves (and records those sent since the last one).
 - Without a slot the deliveries come back later (``policy.busy_delay``), the rows moved when
   the wait is long enough for the re-drive to notice them.
-- A message stops taking waves after BATCH_HOLD_SECONDS (the rest is queued again at once).
+- A message stops taking waves after BATCH_HOLD_SECONDS (the rest is queued again at once),
+  QUICK_HOLD_SECONDS later behind a receiver that answers quickly (``hold_until``).
 - ``run_detaching``: a send still waiting on its receiver after DETACH_AFTER_SECONDS finishes
   on the event loop while its message returns, so a receiver that times out holds no worker
   thread. Closing the loop's resources waits for these sends (up to
@@ -42,7 +46,9 @@ from tasks.deliveries.policy import (
     BATCH_HOLD_SECONDS,
     BUSY_RETRY_SECONDS,
     DETACH_AFTER_SECONDS,
+    QUICK_HOLD_SECONDS,
     QUICK_WAVE_SECONDS,
+    WAVES_PER_CLAIM,
     busy_delay,
     lease_seconds,
     shutdown_wait_seconds,
@@ -100,6 +106,14 @@ async def _wait_detached(state: _LoopState) -> None:
 
 def _state() -> _LoopState:
     return per_loop("deliveries.engine", _new_state, _wait_detached)
+
+
+def hold_until(deadline: float, quick: bool) -> float:
+    """When a send stops taking waves: BATCH_HOLD_SECONDS after it started, or behind a
+    receiver answering quickly (``quick``) QUICK_HOLD_SECONDS more; such a send has left its
+    message's thread by then (``run_detaching``) and goes on from the event loop, where
+    handing its inbox back to the queue would only cost a message per batch."""
+    return deadline + (QUICK_HOLD_SECONDS if quick else 0.0)
 
 
 # ---- one message's sends to one webhook ----------------------------------------------------
@@ -227,6 +241,37 @@ class _Send:
         recorded, claims = await self.record_and_claim(done, wave)
         return {**dict.fromkeys(wave, "not-due"), **recorded}, claims
 
+    async def _widen(
+        self,
+        local: asyncio.Semaphore,
+        remaining: list[str],
+        size: int,
+        limit: int,
+        held: list[str],
+    ) -> int:
+        """Take more of the webhook's slots free now (this process's, then Redis's), up to
+        what ``remaining`` beyond the wave needs; adds them to ``held``, returns how many."""
+        wanted = min(limit - size, len(remaining) - size)
+        more = 0
+        while more < wanted and not local.locked():
+            await local.acquire()  # free: returns at once
+            more += 1
+        if not more:
+            return 0
+        candidates = [f"{i}:{secrets.token_hex(4)}" for i in remaining[size : size + more]]
+        try:
+            granted = await acquire_slots(
+                self.redis, self.webhook_id, candidates, lease_seconds(self.settings)
+            )
+        except Exception:
+            # Redis failing now: go on with the slots held (their leases stand).
+            log.warning("webhook_slots_not_widened", webhook_id=self.webhook_id, exc_info=True)
+            release_local(local, more)
+            return 0
+        held.extend(candidates[:granted])
+        release_local(local, more - granted)
+        return granted
+
     async def run(self, remaining: list[str], busy: int) -> dict[str, str]:
         """The body of ``deliver_many`` for the one message sending to the webhook in this
         process; ``remaining`` is its inbox: other messages for the webhook add to it
@@ -258,8 +303,14 @@ class _Send:
             size = len(held)
             quick = False  # the last wave came back within QUICK_WAVE_SECONDS
             while True:
+                if len(remaining) > size and size < limit and not local.locked():
+                    # The inbox grew past the wave (handed-over deliveries): widen the wave
+                    # with the slots free now rather than sending the rest one at a time.
+                    more = await self._widen(local, remaining, size, limit, held)
+                    taken += more
+                    size += more
                 if not claims:
-                    if not remaining or time.monotonic() >= deadline:
+                    if not remaining or time.monotonic() >= hold_until(deadline, quick):
                         break
                     pending, done = done, []
                     recorded, claims = await self.next_wave(remaining, size, pending)
@@ -271,17 +322,20 @@ class _Send:
                 try:
                     # Only behind a receiver that answered the last wave quickly: a lease taken
                     # now must not wait out a slow wave (nor this message hold its thread).
-                    if remaining and not claims and quick and sent_at < deadline:
-                        # Overlapped with the wave in flight: record the last, claim the next.
+                    if remaining and not claims and quick and sent_at < hold_until(deadline, quick):
+                        # Overlapped with the wave in flight: record the last, claim the next
+                        # WAVES_PER_CLAIM waves (one transaction for that many waves).
                         pending, done = done, []
-                        recorded, claims = await self.next_wave(remaining, size, pending)
+                        ahead = size * WAVES_PER_CLAIM
+                        recorded, claims = await self.next_wave(remaining, ahead, pending)
                         results.update(recorded)
-                    elif done:
+                    elif done and not claims:
                         pending, done = done, []
                         results.update(await self.record(pending))
+                    # Else a wave claimed ahead is next: ``done`` waits for its transaction.
                 finally:
                     # Whatever happened meanwhile, the wave in flight is awaited (and recorded).
-                    done = await posts
+                    done = done + await posts
                     quick = time.monotonic() - sent_at < QUICK_WAVE_SECONDS
         finally:
             self.close_inbox(remaining)  # no more additions: what is left is sent again below

@@ -33,8 +33,15 @@ LOCAL_WAIT_SECONDS = 0.1
 # A message of many deliveries stops taking new waves after this long (the rest goes back to
 # the queue), so a slow receiver holds a worker thread for about one timeout at most.
 BATCH_HOLD_SECONDS = 2.0
+# Behind a receiver answering each wave within QUICK_WAVE_SECONDS, a send goes on taking
+# waves this much longer (detached from its message's thread by then): its inbox keeps
+# filling while events flow, and handing it back to the queue costs a message per batch.
+QUICK_HOLD_SECONDS = 20.0
 # A wave answered within this long: the next wave is claimed while the wave is in flight.
 QUICK_WAVE_SECONDS = 0.5
+# Behind such a receiver, the transaction overlapped with a wave claims this many waves (and
+# records the attempts of the waves since the last one): one transaction per that many waves.
+WAVES_PER_CLAIM = 2
 # A send still waiting on its receiver after this long finishes without its message's thread.
 DETACH_AFTER_SECONDS = 1.0
 
