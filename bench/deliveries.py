@@ -224,9 +224,16 @@ async def burst(
 
 
 async def steady(
-    engine: Any, receiver: Receiver, org: tuple[str, str], rate: float, seconds: float
+    engine: Any,
+    receiver: Receiver,
+    org: tuple[str, str],
+    rate: float,
+    seconds: float,
+    commits: dict[int, float] | None = None,
 ) -> list[float]:
-    commits: dict[int, float] = {}
+    """Commit-to-receipt latencies (ms) of events committed at ``rate``; ``commits`` (when
+    given) gets each event's commit time, by its sequence number."""
+    commits = {} if commits is None else commits
     base = len(receiver.first_seen)
     total = int(rate * seconds)
     tasks = []

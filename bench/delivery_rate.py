@@ -133,21 +133,9 @@ async def steady_traced(
     from tenancy.db import tenant_session
 
     commits: dict[int, float] = {}
-    base = len(receiver.first_seen)
-    total = int(rate * seconds)
-    tasks = []
-    started = time.monotonic()
-    for i in range(total):
-        delay = started + i / rate - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        tasks.append(asyncio.create_task(d.emit(engine, org[0], org[1], i, commits)))
-    await asyncio.gather(*tasks)
-    await d.wait_received(receiver, base + total, timeout=300)
+    latencies = await d.steady(engine, receiver, org, rate, seconds, commits)
+    total = len(latencies)
     seen = {i: (at, seq) for i, (at, seq) in receiver.first_seen.items() if seq < total}
-    latencies = [
-        (at - commits[seq]) * 1000 for at, seq in sorted(seen.values(), key=lambda v: v[1])
-    ]
     async with tenant_session(engine, org[1]) as session:
         rows = (
             await session.execute(

@@ -353,6 +353,15 @@ async def _bind_read_connection(conn: AsyncConnection, path: str) -> Any:
     return driver
 
 
+def _read_pool_of(session: AsyncSession) -> tuple[AsyncEngine, str]:
+    """The read pool of a ``tenant_session`` and the search_path of its org."""
+    bind = session.bind
+    if not isinstance(bind, AsyncEngine):
+        raise RuntimeError("reads on the read pool need a session of tenant_session")
+    path: str = session.info[_SEARCH_PATH_KEY]
+    return _read_engine(bind), path
+
+
 async def read_rows(
     session: AsyncSession, statement: Executable, parameters: dict[str, Any] | None = None
 ) -> Result[Any]:
@@ -366,11 +375,7 @@ async def read_rows(
     if session.in_transaction():
         conn = await session.connection()
         return await conn.execute(statement, parameters)
-    path: str = session.info[_SEARCH_PATH_KEY]
-    bind = session.bind
-    if not isinstance(bind, AsyncEngine):
-        raise RuntimeError("read_rows needs a session of tenant_session")
-    engine = _read_engine(bind)
+    engine, path = _read_pool_of(session)
     try:
         async with engine.connect() as conn:
             await _bind_read_connection(conn, path)
@@ -397,11 +402,7 @@ async def read_records(session: AsyncSession, sql: str, *args: Any) -> list[Any]
         conn = await session.connection()
         own: Any = (await conn.get_raw_connection()).driver_connection
         return cast(list[Any], await own.fetch(sql, *args))
-    path: str = session.info[_SEARCH_PATH_KEY]
-    bind = session.bind
-    if not isinstance(bind, AsyncEngine):
-        raise RuntimeError("read_records needs a session of tenant_session")
-    engine = _read_engine(bind)
+    engine, path = _read_pool_of(session)
     try:
         return await _fetch_on_read_pool(engine, path, sql, args)
     except _LostConnection:
