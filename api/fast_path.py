@@ -42,12 +42,18 @@ from api.binding import (
 )
 from api.locales import LocaleNotEnabled, negotiate
 from api.observability import bind_request_id, observe, request_id_for
-from api.response_cache import CACHEABLE_ENDPOINTS, cache_key
+from api.org_inflight import for_app as org_inflight
+from api.questions.queries import get_question_json
+from api.response_cache import CACHEABLE_ENDPOINTS, Cached, cache_key
 from api.v1 import is_operation_on_item_route
+from tenancy.db import tenant_session
+from tenancy.directory import OrgRecord
 from tenancy.generations import ITEMS, LISTS, generation_key
 from tenancy.keys import grants, is_public
+from tenancy.settings import Settings
 
 PREFIX = "/api/v1/"
+QUESTION_READ = "api.questions.get_question"
 Answer = tuple[list[tuple[bytes, bytes]], bytes, str]  # headers, body, route
 
 
@@ -91,6 +97,26 @@ class CachedReads:
         if rule.endpoint not in CACHEABLE_ENDPOINTS or is_operation_on_item_route(rule, values):
             return None
         return rule, values
+
+    async def _read_question(
+        self, ext: Tenancy, org: OrgRecord, ref: str, locale: str
+    ) -> Cached | None:
+        """The single read's body from PostgreSQL (``queries.get_question_json``, what the
+        view sends), in a place of the org's share (``api.org_inflight``); None when Quart
+        should answer (the question does not exist, the share is full, PostgreSQL fails)."""
+        settings: Settings = self.app.extensions["settings"]
+        budgets = org_inflight(self.app.extensions, settings.faq_org_max_inflight)
+        slot = await budgets.acquire(org.id, "GET")
+        if slot is None:
+            return None
+        try:
+            async with tenant_session(ext.engine, org.schema_name) as session:
+                _, served, _, body = await get_question_json(session, ref, locale)
+        except Exception:  # not found (404), PostgreSQL unreachable (503): Quart answers
+            return None
+        finally:
+            budgets.release(slot)
+        return Cached(body, (("Content-Language", served),))
 
     async def _answer(self, scope: dict[str, Any]) -> Answer | None:
         """The cached response to this request, or None (Quart answers it)."""
@@ -145,27 +171,42 @@ class CachedReads:
         path, variant = cache_key(
             request.path, args.items(multi=True), request.full_path, chosen.locale
         )
-        if not cache.holds(org.schema_name, path, variant):
+        kept = cache.holds(org.schema_name, path, variant)
+        # A single read of a question with no other parameter is read here on a miss too.
+        readable = rule.endpoint == QUESTION_READ and set(args) <= {"locale"}
+        if not kept and not readable:
             return None  # not counted yet: Quart counts it
         kind = ITEMS if rule.endpoint in ITEM_READS else LISTS
         decision = await limiter.hit(
             key.fingerprint, org.plan, also_get=generation_key(org.schema_name, kind)
         )
-        cached = None
+        found: Cached | None = None
         if decision is not None and decision.allowed and decision.fetched is not None:
-            cached = cache.get(org.schema_name, path, decision.fetched, variant)
-        if cached is None or decision is None:
+            if kept:
+                found = cache.get(org.schema_name, path, decision.fetched, variant)
+            if found is None and readable:
+                found = await self._read_question(ext, org, values["ref"], chosen.locale)
+                if found is not None:
+                    cache.put(
+                        org.schema_name,
+                        path,
+                        decision.fetched,
+                        found.body,
+                        variant,
+                        headers=found.headers,
+                    )
+        if found is None or decision is None:
             scope[HANDED_DECISION] = decision
             return None
         key_usage(extensions).seen(key.fingerprint)
         request_id = request_id_for(headers.get("X-Request-Id", ""))
         bind_request_id(request_id)
-        body = cached.body
+        body = found.body
         out = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
         ]
-        out += [(name.lower().encode(), value.encode("latin1")) for name, value in cached.headers]
+        out += [(name.lower().encode(), value.encode("latin1")) for name, value in found.headers]
         rate = decision.headers()
         out += [(name.lower().encode(), value.encode()) for name, value in rate.items()]
         if chosen.varies:

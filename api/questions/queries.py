@@ -217,13 +217,14 @@ _PAGE_SQL = {
 
 async def get_question_json(
     session: AsyncSession, ref: str, locale: str
-) -> tuple[str, str, str, str]:
-    """``get_question`` as JSON text: (its status, its served locale, its id, the JSON)."""
+) -> tuple[str, str, str, bytes]:
+    """``get_question`` as the single read's response body, ``{"data": ...}``: (the
+    question's status, its served locale, its id, the body)."""
     rows = await read_records(session, _GET_SQL[looks_like_id(ref, "q")], locale, ref)
     if not rows:
         raise QuestionNotFound()
     row = rows[0]
-    return row[0], row[1], row[2], row[3]
+    return row[0], row[1], row[2], b'{"data":' + row[3].encode() + b"}"
 
 
 async def plain_page_json(

@@ -209,11 +209,11 @@ async def reorder_questions(data: IdsBody) -> Result:
 async def get_question(ref: str) -> Response:
     """Get a question by id or slug, served in ``?locale=`` (else Accept-Language). To a
     publishable key only a published question exists."""
-    status, locale, question_id, text = await queries.get_question_json(db(), ref, chosen_locale())
+    status, locale, question_id, body = await queries.get_question_json(db(), ref, chosen_locale())
     if status != "published" and public_audience():
         raise QuestionNotFound()
     g.analytics_question = question_id
-    response = _json_response(b'{"data":' + text.encode() + b"}")
+    response = _json_response(body)
     response.headers["Content-Language"] = locale
     return response
 
