@@ -3,6 +3,9 @@
 A ``GET`` of a question or category list or single read (``CACHEABLE_ENDPOINTS``) made with a
 secret key is served here, in the ASGI call, when its body is in the response cache for the
 org's current generation: no request context, no routing through Quart's dispatch, no hooks.
+A single read of a question (no parameter but ``locale``) is served here when it is not
+cached too, read as its view reads it (``queries.get_question_json``), and cached (when the
+cache is on).
 It applies the same rules as the Quart path, through the same functions (``api.binding``:
 the key and the org as this process holds them, ``Directory.cached``, never a lookup here;
 the scope, the rate limit with the generation in its round trip, the key's use;
@@ -87,14 +90,17 @@ class CachedReads:
                 return
         await self.inner(scope, receive, send)
 
-    def _match(self, path: str) -> tuple[Rule, Mapping[str, Any]] | None:
+    def _match(self, path: str, caching: bool) -> tuple[Rule, Mapping[str, Any]] | None:
+        """The route of a read this path serves: a cached read (with the cache on), a single
+        read of a question (cached or not)."""
         if self._adapter is None:
             self._adapter = self.app.url_map.bind("")
         try:
             rule, values = self._adapter.match(path, method="GET", return_rule=True)
         except HTTPException:  # no route, another method, a redirect: Quart answers
             return None
-        if rule.endpoint not in CACHEABLE_ENDPOINTS or is_operation_on_item_route(rule, values):
+        served = CACHEABLE_ENDPOINTS if caching else (QUESTION_READ,)
+        if rule.endpoint not in served or is_operation_on_item_route(rule, values):
             return None
         return rule, values
 
@@ -123,9 +129,10 @@ class CachedReads:
         extensions = self.app.extensions
         ext: Tenancy = extensions["tenancy"]
         cache, limiter = ext.cache, ext.rate_limiter
-        if cache is None or not cache.enabled or limiter is None:
+        if limiter is None:
             return None
-        matched = self._match(scope["path"])
+        caching = cache is not None and cache.enabled
+        matched = self._match(scope["path"], caching)
         if matched is None:
             return None
         rule, values = matched
@@ -171,30 +178,28 @@ class CachedReads:
         path, variant = cache_key(
             request.path, args.items(multi=True), request.full_path, chosen.locale
         )
-        kept = cache.holds(org.schema_name, path, variant)
-        # A single read of a question with no other parameter is read here on a miss too.
+        kept = cache is not None and caching and cache.holds(org.schema_name, path, variant)
+        # A single read of a question with no other parameter is read here on a miss too (and
+        # with the cache off).
         readable = rule.endpoint == QUESTION_READ and set(args) <= {"locale"}
         if not kept and not readable:
             return None  # not counted yet: Quart counts it
         kind = ITEMS if rule.endpoint in ITEM_READS else LISTS
         decision = await limiter.hit(
-            key.fingerprint, org.plan, also_get=generation_key(org.schema_name, kind)
+            key.fingerprint,
+            org.plan,
+            also_get=generation_key(org.schema_name, kind) if caching else None,
         )
+        generation = decision.fetched if decision is not None else None
         found: Cached | None = None
-        if decision is not None and decision.allowed and decision.fetched is not None:
-            if kept:
-                found = cache.get(org.schema_name, path, decision.fetched, variant)
+        if decision is not None and decision.allowed and (generation is not None or not caching):
+            if kept and cache is not None and generation is not None:
+                found = cache.get(org.schema_name, path, generation, variant)
             if found is None and readable:
                 found = await self._read_question(ext, org, values["ref"], chosen.locale)
-                if found is not None:
-                    cache.put(
-                        org.schema_name,
-                        path,
-                        decision.fetched,
-                        found.body,
-                        variant,
-                        headers=found.headers,
-                    )
+                if found is not None and cache is not None and generation is not None:
+                    schema = org.schema_name
+                    cache.put(schema, path, generation, found.body, variant, headers=found.headers)
         if found is None or decision is None:
             scope[HANDED_DECISION] = decision
             return None

@@ -240,3 +240,31 @@ async def test_a_single_read_missing_from_the_cache_is_read_here_as_quart_reads_
     r = await org.get(f"/questions/{q['id']}", scope="read", query={"other": "1"})
     assert r.status_code == 200
     assert fast(app).served == served
+
+
+async def test_with_the_cache_off_it_reads_single_questions_and_nothing_else(
+    engine: AsyncEngine,
+) -> None:
+    from api.app import create_app
+    from billing.plans import Plan
+    from tenancy.settings import get_settings
+    from tests.fixtures.orgs import make_org
+
+    uncached = create_app(get_settings().model_copy(update={"faq_response_cache_mb": 0}))
+    async with uncached.test_app():
+        org = await make_org(engine, uncached.test_client(), Plan.STARTER)
+        q = await create(org, title="Read without a cache", status="published")
+        path = f"/questions/{q['slug']}"
+        await org.get(path, scope="read")  # the key and the org, looked up by Quart once
+        quart = await through_quart(uncached, org, path)
+        served = fast(uncached).served
+        r = await org.get(path, scope="read")
+        assert fast(uncached).served == served + 1
+        assert await r.get_data() == await quart.get_data()
+        assert comparable(r) == comparable(quart)
+        assert (
+            int(r.headers["RateLimit-Remaining"]) == int(quart.headers["RateLimit-Remaining"]) - 1
+        )
+        for other in ("/questions", "/categories", f"/categories/{q['categoryId']}"):
+            assert (await org.get(other, scope="read")).status_code == 200
+        assert fast(uncached).served == served + 1
