@@ -11,7 +11,7 @@ with recording off.
 From ``make bench``: ``analytics_rows(bench)`` uses the bench's world, starts its own two
 services (and a third that makes the content) and stops them, and returns the rows
 (``for entry in analytics_rows(self): self.row(**entry)``). Each row also carries the CPU
-seconds per 1,000 requests of the API and of Redis on each side (``cpu_s_per_1k``).
+seconds per 1,000 requests of the API and of Redis on each side (``cpu_s_per_1k_by_side``).
 """
 
 from __future__ import annotations
@@ -117,7 +117,8 @@ def rows(found: dict[str, Any]) -> list[dict[str, Any]]:
                 "met": ratio >= TARGET,
                 "ratio": ratio,
                 "p99_ms": {"on": found[page]["on"]["p99_ms"], "off": found[page]["off"]["p99_ms"]},
-                "cpu_s_per_1k": {
+                # By side (``Bench.row`` prints a flat ``cpu_s_per_1k`` under the row).
+                "cpu_s_per_1k_by_side": {
                     "on": found[page]["on"]["cpu_s_per_1k"],
                     "off": found[page]["off"]["cpu_s_per_1k"],
                 },
@@ -161,7 +162,7 @@ def main(argv: list[str]) -> int:
             f"  ratio {entry['ratio']:.3f}  {entry['target']}"
             f"  {'MET' if entry['met'] else 'MISSED'}"
         )
-        print(f"    CPU s/1k requests: {entry['cpu_s_per_1k']}")
+        print(f"    CPU s/1k requests: {entry['cpu_s_per_1k_by_side']}")
     print({page: {k: v for k, v in found[page].items() if k != "runs"} for page in found})
     return 0
 
