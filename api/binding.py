@@ -304,9 +304,7 @@ async def bind_request_to_org() -> Response | None:
 async def take_org_slot(org_id: Any) -> None:
     """A place in the org's share of this process (``api.org_inflight``), given back in
     ``close_request_session``; 429 when the org's share stays full."""
-    settings: Settings = current_app.extensions["settings"]
-    budgets = org_inflight(current_app.extensions, settings.faq_org_max_inflight)
-    slot = await budgets.acquire(org_id, request.method)
+    slot = await org_inflight(current_app.extensions).acquire(org_id, request.method)
     if slot is None:
         raise RateLimited(
             "Too many requests of this organization in progress.", headers={"Retry-After": "1"}
@@ -367,4 +365,4 @@ async def close_request_session(_exc: BaseException | None) -> None:
             await session.close()
     finally:
         if slot is not None:
-            org_inflight(current_app.extensions, 0).release(slot)
+            org_inflight(current_app.extensions).release(slot)

@@ -53,7 +53,6 @@ from tenancy.db import tenant_session
 from tenancy.directory import OrgRecord
 from tenancy.generations import ITEMS, LISTS, generation_key
 from tenancy.keys import grants, is_public
-from tenancy.settings import Settings
 
 PREFIX = "/api/v1/"
 QUESTION_READ = "api.questions.get_question"
@@ -110,8 +109,7 @@ class CachedReads:
         """The single read's body from PostgreSQL (``queries.get_question_json``, what the
         view sends), in a place of the org's share (``api.org_inflight``); None when Quart
         should answer (the question does not exist, the share is full, PostgreSQL fails)."""
-        settings: Settings = self.app.extensions["settings"]
-        budgets = org_inflight(self.app.extensions, settings.faq_org_max_inflight)
+        budgets = org_inflight(self.app.extensions)
         slot = await budgets.acquire(org.id, "GET")
         if slot is None:
             return None
@@ -128,11 +126,11 @@ class CachedReads:
         """The cached response to this request, or None (Quart answers it)."""
         extensions = self.app.extensions
         ext: Tenancy = extensions["tenancy"]
-        cache, limiter = ext.cache, ext.rate_limiter
+        limiter = ext.rate_limiter
         if limiter is None:
             return None
-        caching = cache is not None and cache.enabled
-        matched = self._match(scope["path"], caching)
+        cache = ext.cache if ext.cache is not None and ext.cache.enabled else None
+        matched = self._match(scope["path"], caching=cache is not None)
         if matched is None:
             return None
         rule, values = matched
@@ -178,7 +176,7 @@ class CachedReads:
         path, variant = cache_key(
             request.path, args.items(multi=True), request.full_path, chosen.locale
         )
-        kept = cache is not None and caching and cache.holds(org.schema_name, path, variant)
+        kept = cache is not None and cache.holds(org.schema_name, path, variant)
         # A single read of a question with no other parameter is read here on a miss too (and
         # with the cache off).
         readable = rule.endpoint == QUESTION_READ and set(args) <= {"locale"}
@@ -188,12 +186,13 @@ class CachedReads:
         decision = await limiter.hit(
             key.fingerprint,
             org.plan,
-            also_get=generation_key(org.schema_name, kind) if caching else None,
+            also_get=generation_key(org.schema_name, kind) if cache is not None else None,
         )
         generation = decision.fetched if decision is not None else None
         found: Cached | None = None
-        if decision is not None and decision.allowed and (generation is not None or not caching):
-            if kept and cache is not None and generation is not None:
+        # With the cache on, its generation is needed (Quart makes the org's first one).
+        if decision is not None and decision.allowed and (cache is None or generation is not None):
+            if cache is not None and generation is not None and kept:
                 found = cache.get(org.schema_name, path, generation, variant)
             if found is None and readable:
                 found = await self._read_question(ext, org, values["ref"], chosen.locale)

@@ -130,10 +130,10 @@ def _remove(waiters: deque[_Waiter], waiter: _Waiter) -> None:
         waiters.remove(waiter)
 
 
-def for_app(extensions: dict[str, Any], cap: int) -> OrgInflight:
-    """The app's budgets, made on first use."""
+def for_app(extensions: dict[str, Any]) -> OrgInflight:
+    """The app's budgets, made on first use (``FAQ_ORG_MAX_INFLIGHT`` of its settings)."""
     found = extensions.get(EXTENSION)
     if found is None:
-        found = extensions[EXTENSION] = OrgInflight(cap)
+        found = extensions[EXTENSION] = OrgInflight(extensions["settings"].faq_org_max_inflight)
     assert isinstance(found, OrgInflight)
     return found

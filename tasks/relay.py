@@ -51,7 +51,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from api.webhooks.dispatch import enqueue_deliveries
+from api.webhooks.dispatch import by_webhook, enqueue_deliveries
 from api.webhooks.models import Webhook
 from api.webhooks.service import LIVE, NewDelivery, queue_deliveries
 from tasks.db import worker_engine
@@ -103,16 +103,14 @@ Sends = list["asyncio.Task[None]"]
 async def _send_here(engine: AsyncEngine, org_id: str, pairs: list[tuple[str, str]]) -> None:
     """Send committed deliveries ``(delivery_id, webhook_id)`` from this event loop, one
     ``deliver_many`` per webhook at once; those of a send that fails go out as messages."""
-    by_webhook: dict[str, list[str]] = {}
-    for delivery_id, webhook_id in pairs:
-        by_webhook.setdefault(webhook_id, []).append(delivery_id)
+    grouped = by_webhook(pairs)
     results = await asyncio.gather(
-        *(deliver_many(engine, org_id, w, ids) for w, ids in by_webhook.items()),
+        *(deliver_many(engine, org_id, w, ids) for w, ids in grouped.items()),
         return_exceptions=True,
     )
     failed = [
         (delivery_id, webhook_id)
-        for (webhook_id, ids), result in zip(by_webhook.items(), results, strict=True)
+        for (webhook_id, ids), result in zip(grouped.items(), results, strict=True)
         if isinstance(result, BaseException)
         for delivery_id in ids
     ]

@@ -339,18 +339,16 @@ def _read_engine(view: AsyncEngine) -> AsyncEngine:
     return per_loop(name, make, _dispose)
 
 
-async def _bind_read_connection(conn: AsyncConnection, path: str) -> Any:
+async def _bind_read_connection(conn: AsyncConnection, path: str) -> None:
     """Set the read connection's search_path to ``path`` unless it holds it already (the
-    record names the driver connection too: a reconnected entry is bound again); returns the
-    driver (asyncpg) connection."""
+    record names the driver connection too: a reconnected entry is bound again)."""
     driver = (await conn.get_raw_connection()).driver_connection
     held = conn.info.get(_READ_PATH_KEY)
     if held is not None and held[0] is driver and held[1] == path:
-        return driver
+        return
     conn.info.pop(_READ_PATH_KEY, None)
     await conn.execute(_SET_READ_PATH, {"path": path})
     conn.info[_READ_PATH_KEY] = (driver, path)
-    return driver
 
 
 def _read_pool_of(session: AsyncSession) -> tuple[AsyncEngine, str]:

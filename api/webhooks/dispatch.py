@@ -30,13 +30,18 @@ SEND_BATCH = 50  # deliveries per SEND_MANY message
 _TO_SEND = "webhooks.deliveries_to_send"
 
 
+def by_webhook(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """Deliveries ``(delivery_id, webhook_id)`` as their ids per webhook, in order."""
+    grouped: dict[str, list[str]] = {}
+    for delivery_id, webhook_id in pairs:
+        grouped.setdefault(webhook_id, []).append(delivery_id)
+    return grouped
+
+
 def enqueue_deliveries(org_id: str, pairs: list[tuple[str, str]]) -> None:
     """Send the messages for deliveries ``(delivery_id, webhook_id)`` of one org: one per
     webhook and SEND_BATCH deliveries (not one per delivery)."""
-    by_webhook: dict[str, list[str]] = {}
-    for delivery_id, webhook_id in pairs:
-        by_webhook.setdefault(webhook_id, []).append(delivery_id)
-    for webhook_id, ids in by_webhook.items():
+    for webhook_id, ids in by_webhook(pairs).items():
         for start in range(0, len(ids), SEND_BATCH):
             chunk = ids[start : start + SEND_BATCH]
             if len(chunk) == 1:

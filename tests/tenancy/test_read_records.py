@@ -11,34 +11,10 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.app import is_unavailable
-from tenancy.db import make_engine, read_records, read_rows, search_path_of, tenant_session
+from tenancy.db import make_engine, read_records, tenant_session
 from tenancy.settings import get_settings
 from tests.api.questions.helpers import create
 from tests.fixtures.orgs import OrgClient
-
-
-async def test_reads_of_orgs_taking_turns_run_on_their_own_schema(
-    engine: AsyncEngine, org: OrgClient, other_org: OrgClient
-) -> None:
-    await create(org, title="One in A")
-    for n in range(3):
-        await create(other_org, title=f"In B, number {n}")
-    expected = {org.info.schema_name: 1, other_org.info.schema_name: 3}
-    for _ in range(4):
-        for schema, count in expected.items():
-            async with tenant_session(engine, schema) as session:
-                rows = await read_records(
-                    session, "SELECT current_setting('search_path'), count(*) FROM questions"
-                )
-                assert tuple(rows[0]) == (search_path_of(schema), count)
-                assert not session.in_transaction()
-                # read_rows shares the pool and its record of each connection's binding
-                path = await read_rows(session, text("SELECT current_setting('search_path')"))
-                assert path.scalar_one() == search_path_of(schema)
-    async with engine.connect() as conn:  # the read pool's bindings never leak to the engine
-        assert (await conn.execute(text("SELECT current_setting('search_path')"))).scalar_one() == (
-            "unbound"
-        )
 
 
 async def test_a_read_inside_a_transaction_sees_its_writes(

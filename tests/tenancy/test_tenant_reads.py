@@ -1,6 +1,6 @@
-"""Reads in one round trip (``tenancy.db.read_rows``, issue 14): their pool's connections keep
-the last org's search_path between reads, so each read must run on its own org's schema, and a
-read inside a transaction must see that transaction's writes."""
+"""Reads in one round trip (``tenancy.db.read_rows`` and ``read_records``, issue 14): their
+pool's connections keep the last org's search_path between reads, so each read must run on its
+own org's schema, and a read inside a transaction must see that transaction's writes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from sqlalchemy import func, insert, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tenancy.db import make_engine, read_rows, search_path_of, tenant_session
+from tenancy.db import make_engine, read_records, read_rows, search_path_of, tenant_session
 from tenancy.outbox import OUTBOX
 from tenancy.settings import get_settings
 from tests.api.questions.helpers import create
@@ -32,7 +32,14 @@ async def test_reads_of_orgs_taking_turns_run_on_their_own_schema(
                 assert path == search_path_of(schema)
                 found = (await read_rows(session, text("SELECT count(*) FROM questions"))).scalar()
                 assert found == count
+                # read_records shares the pool and its record of each connection's binding
+                rows = await read_records(
+                    session, "SELECT current_setting('search_path'), count(*) FROM questions"
+                )
+                assert tuple(rows[0]) == (search_path_of(schema), count)
                 assert not session.in_transaction()  # read outside any transaction
+    async with engine.connect() as conn:  # the read pool's bindings never leak to the engine
+        assert (await conn.execute(SEARCH_PATH)).scalar_one() == "unbound"
 
 
 async def test_a_read_inside_a_transaction_sees_its_writes_and_unbound_sql_fails(
