@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install run test lint format bench clean
+.PHONY: install run test test-citus lint format bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ test: install       ## the whole suite against real (embedded) PostgreSQL and Re
 	@# Debian's chromium for the /docs browser test (tests/api/test_docs_page.py); root in CI
 	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+test-citus: install ## the integration tests on a real Citus cluster (root; builds it once from ../shared/citus)
+	bash .ci/citus $(PYTEST_ARGS)
 
 lint: install       ## ruff, mypy and the import contracts (layers, no cycles)
 	$(BIN)/ruff check .

@@ -17,7 +17,7 @@ from sqlalchemy import ColumnElement, and_, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tenancy.audit import Actor, audit_change
-from tenancy.clock import iso
+from tenancy.clock import iso, utcnow
 from tenancy.models import ApiKey
 
 SCOPE_RANK = {"read": 1, "write": 2, "admin": 3}
@@ -173,19 +173,22 @@ async def revoke_key(
     """Revoke the key (again: nothing changes); False when there is no such key. With
     ``actor``, a revocation is audited in the key's org (``session`` must then be bound to
     that org's schema: ``faq keys revoke``)."""
+    # The time is computed here, not ``now()`` in SQL: on Citus ``api_keys`` is a reference
+    # table, and an UPDATE of one refuses a non-IMMUTABLE function in a COALESCE (issue 27).
+    revoked_at = utcnow()
     result = await session.execute(
         update(ApiKey)
-        .where(ApiKey.fingerprint == fingerprint)
-        .values(revoked=True, revoked_at=func.coalesce(ApiKey.revoked_at, func.now()))
-        .returning(ApiKey.org_id, ApiKey.revoked_at, ApiKey.revoked_at == func.now())
+        .where(ApiKey.fingerprint == fingerprint, ApiKey.revoked_at.is_(None))
+        .values(revoked=True, revoked_at=revoked_at)
+        .returning(ApiKey.org_id)
     )
-    row = result.one_or_none()
-    if row is None:
-        return False
-    # RETURNING shows the new row: a key revoked by this statement has ``now()`` (the
-    # transaction's time) as its revocation time, one revoked before an earlier time.
-    org_id, revoked_at, now_revoked = row
-    if actor is not None and now_revoked and revoked_at is not None:
+    org_id = result.scalar_one_or_none()
+    if org_id is None:  # no such key, or revoked before: nothing changes
+        return (
+            await session.scalar(select(ApiKey.org_id).where(ApiKey.fingerprint == fingerprint))
+            is not None
+        )
+    if actor is not None:
         await audit_revoked(session, org_id, fingerprint, revoked_at, actor)
     await notify_tenancy_changed(session, org_id)
     return True

@@ -1,15 +1,16 @@
-"""Citus routes a tenant UPDATE or DELETE to the node holding the org's schema only if no
-STABLE or VOLATILE function takes a column value (``STABLE functions used in UPDATE queries
-cannot be called with column references``, issue 18). This runs a representative set of the
-code's flows (question and category writes, webhook changes, the relay, a delivery's claim,
+"""Citus refuses some writes on distributed and reference tables (``tests/tenancy/citus_rules.py``:
+a STABLE function on a column in an UPDATE or DELETE, issue 18; any non-IMMUTABLE function in a
+CASE or COALESCE, or in ON CONFLICT DO UPDATE SET, issue 27). This runs a representative set of
+the code's flows (question and category writes, webhook changes, the relay, a delivery's claim,
 success, retry, ``Retry-After``, timeout, 410, lost attempt, unclaim, postpone, recover, the
-publish sweep, the purges and the re-drive), captures every UPDATE and DELETE sent, and checks
-each one's parse tree (PostgreSQL's own, ``debug_print_parse``) against ``pg_proc.provolatile``.
+publish sweep, the purges and the re-drive, key revocation, help-center votes and views, the
+analytics and audit jobs), captures every INSERT, UPDATE and DELETE sent, and checks each one's
+parse tree (PostgreSQL's own, ``debug_print_parse``) against ``pg_proc.provolatile``.
+Provisioning and ``faq migrate`` are checked the same way in ``test_citus_statements.py``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -18,67 +19,25 @@ import pytest
 from sqlalchemy import Engine, event, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from api.helpcenter.visitors import record_views, record_vote, view_member
 from api.webhooks.models import Delivery
+from tasks.analytics import collect
 from tasks.deliveries import store
 from tasks.deliveries.attempts import Outcome
 from tasks.deliveries.redrive import redrive_overdue
+from tasks.help_center import aggregate_views
 from tasks.publishing import publish_due_questions
 from tasks.purge import purge_deleted, purge_history
 from tasks.relay import relay_org
+from tenancy.audit import system_actor
 from tenancy.clock import utcnow
-from tenancy.db import tenant_session
+from tenancy.db import shared_session, tenant_session
+from tenancy.keys import create_key, revoke_key
+from tenancy.redis import loop_client
 from tenancy.settings import get_settings
 from tenancy.transactions import commit
 from tests.fixtures.orgs import OrgClient
-
-# A function call, or an operator (its function), in ``nodeToString`` form.
-_FUNCTION_NODE = re.compile(
-    r"\{(?:FUNCEXPR\s+:funcid|(?:OPEXPR|DISTINCTEXPR|NULLIFEXPR|SCALARARRAYOPEXPR)"
-    r"\s+:opno\s+\d+\s+:opfuncid)\s+(\d+)"
-)
-
-
-def _node_end(tree: str, start: int) -> int:
-    """The index just past the ``{...}`` node opening at ``start``."""
-    depth, i = 0, start
-    while i < len(tree):
-        ch = tree[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == '"':
-            i = tree.index('"', i + 1) + 1
-            continue
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    raise ValueError("unbalanced parse tree")
-
-
-def functions_on_columns(tree: str) -> set[int]:
-    """OIDs of the functions (and operators' functions) in ``tree`` with a column in their
-    arguments."""
-    found = set()
-    for match in _FUNCTION_NODE.finditer(tree):
-        node = tree[match.start() : _node_end(tree, match.start())]
-        if "{VAR " in node:
-            found.add(int(match.group(1)))
-    return found
-
-
-def io_casts_of_columns(tree: str) -> set[int]:
-    """Result types of the I/O casts (``CAST(text AS timestamptz)``: the type's input
-    function runs) in ``tree`` whose argument holds a column."""
-    found = set()
-    for match in re.finditer(r"\{COERCEVIAIO\s+:arg\s+", tree):
-        arg_end = _node_end(tree, match.end())
-        if "{VAR " in tree[match.end() : arg_end]:
-            found.add(int(re.compile(r":resulttype\s+(\d+)").search(tree, arg_end).group(1)))  # type: ignore[union-attr]
-    return found
+from tests.tenancy.citus_rules import is_write, refusals
 
 
 @pytest.fixture
@@ -211,62 +170,82 @@ async def test_no_unroutable_function_in_tenant_updates_and_deletes(
     await org.delete(f"/webhooks/{webhook_id}")
     await org.delete(f"/categories/{category['id']}", scope="write")
 
-    writes = sorted(
-        {s for s in sent if re.match(r"\s*(WITH\b.*?\)\s*)?(UPDATE|DELETE)\b", s, re.S | re.I)}
-    )
-    assert any("deliveries" in s for s in writes) and any("questions" in s for s in writes)
-    offenders = await _unroutable(engine, org.info.schema_name, writes)
+    await _key_vote_and_job_flows(engine, org)
+
+    writes = sorted(filter(is_write, sent))
+    for table in ("deliveries", "questions", "api_keys", "question_votes", "audit_entries"):
+        assert any(table in s for s in writes), table
+    offenders = await refusals(engine, org.info.schema_name, writes)
     assert offenders == {}, offenders
 
 
-async def _unroutable(engine: AsyncEngine, schema: str, statements: list[str]) -> dict[str, Any]:
-    """Each statement with a non-IMMUTABLE function on a column: the functions' names."""
-    offenders: dict[str, Any] = {}
-    async with engine.connect() as conn:
-        raw = (await conn.get_raw_connection()).driver_connection
-        assert raw is not None
-        trees: list[str] = []
-        raw.add_log_listener(lambda _c, message: trees.append(str(message.detail or "")))
-        async with raw.transaction():
-            await raw.execute(f'SET LOCAL search_path TO "{schema}"')
-            await raw.execute("SET LOCAL client_min_messages TO log")
-            await raw.execute("SET LOCAL debug_pretty_print TO off")
-            await raw.execute("SET LOCAL debug_print_parse TO on")
-            for statement in statements:
-                trees.clear()
-                await raw.prepare(statement)
-                oids = set().union(*(functions_on_columns(t) for t in trees))
-                casts = set().union(*(io_casts_of_columns(t) for t in trees))
-                if not oids and not casts:
-                    continue
-                bad = await raw.fetch(
-                    "SELECT p.oid::regprocedure::text AS f FROM pg_proc p "
-                    "WHERE (p.oid = any($1::oid[]) OR p.oid IN "
-                    "(SELECT typinput FROM pg_type WHERE oid = any($2::oid[]))) "
-                    "AND p.provolatile <> 'i'",
-                    sorted(oids),
-                    sorted(casts),
-                )
-                if bad:
-                    offenders[statement[:160]] = [row["f"] for row in bad]
-        await conn.rollback()
-    return offenders
+async def _key_vote_and_job_flows(engine: AsyncEngine, org: OrgClient) -> None:
+    """Revocation (``faq keys revoke``: shared.api_keys is a reference table on Citus), a
+    help-center vote and a changed vote (ON CONFLICT DO UPDATE), and the daily jobs."""
+    async with shared_session(engine) as session:
+        record = await create_key(session, org.info.id, ["read"])
+        await commit(session)
+    async with tenant_session(engine, org.info.schema_name) as session:
+        assert await revoke_key(session, record.fingerprint, actor=system_actor("cli"))
+        assert await revoke_key(session, record.fingerprint, actor=system_actor("cli"))
+        await commit(session)
+    question = await create(org, title="Voted on?", status="published")
+    async with tenant_session(engine, org.info.schema_name) as session:
+        for helpful in (True, False):
+            await record_vote(
+                session,
+                question_id=question["id"],
+                visitor="v" * 64,
+                helpful=helpful,
+                reason="unclear",
+                locale="en",
+            )
+        await commit(session)
+    today = utcnow().date()
+    member = view_member(question["id"], "v" * 64)
+    await record_views(loop_client(), org.info.id, today, {member: "a" * 16})
+    await aggregate_views(engine, today)
+    await relay_org(engine, org.info.id)
+    await collect(engine, today)
 
 
 async def test_the_check_finds_what_citus_refuses(engine: AsyncEngine, org: OrgClient) -> None:
-    """The check itself: STABLE calls and I/O casts on columns are found, constants are not."""
-    refused = [
-        "UPDATE deliveries SET attempts = attempts || jsonb_build_array(event)",
-        "UPDATE deliveries SET sent_at = CAST(data ->> 'timestamp' AS timestamptz)",
-        "DELETE FROM deliveries WHERE created_at + interval '1 day' < $1",
-    ]
+    """The check itself: STABLE calls and I/O casts on columns, any non-IMMUTABLE call in a
+    CASE or COALESCE, and in ON CONFLICT DO UPDATE SET are found; constants elsewhere are
+    not."""
+    refused = {
+        "UPDATE deliveries SET attempts = attempts || jsonb_build_array(event)": {
+            "column": ['jsonb_build_array("any")']
+        },
+        "UPDATE deliveries SET sent_at = CAST(data ->> 'timestamp' AS timestamptz)": {
+            "column": ["timestamptz_in(cstring,oid,integer)"]
+        },
+        "DELETE FROM deliveries WHERE created_at + interval '1 day' < $1": {
+            "column": ["timestamptz_pl_interval(timestamp with time zone,interval)"]
+        },
+        "UPDATE deliveries SET sent_at = COALESCE(CAST(data ->> 'timestamp' AS timestamptz), "
+        "created_at)": {
+            "column": ["timestamptz_in(cstring,oid,integer)"],
+            "case": ["timestamptz_in(cstring,oid,integer)"],
+        },
+        "UPDATE shared.api_keys SET revoked_at = coalesce(revoked_at, now())": {"case": ["now()"]},
+        "UPDATE deliveries SET status = CASE WHEN $1 THEN 'failed' ELSE status END, "
+        "updated_at = CASE WHEN $1 THEN CURRENT_TIMESTAMP ELSE updated_at END": {
+            "case": ["SQL value function (CURRENT_TIMESTAMP…)"]
+        },
+        "INSERT INTO question_votes (question_id, visitor, helpful, locale) "
+        "VALUES ($1, $2, $3, $4) ON CONFLICT (question_id, visitor) DO UPDATE "
+        "SET helpful = excluded.helpful, created_at = now()": {"on_conflict": ["now()"]},
+    }
     allowed = [
         "UPDATE deliveries SET updated_at = now(), attempts = attempts || $1::jsonb",
         "DELETE FROM deliveries WHERE created_at < now() - interval '1 day'",
         "UPDATE webhooks SET delivery_count = delivery_count + 1 WHERE id = $1",
+        "UPDATE shared.api_keys SET revoked_at = $1 WHERE revoked_at IS NULL",
+        "INSERT INTO question_votes (question_id, visitor, helpful, locale, created_at) "
+        "VALUES ($1, $2, $3, $4, now()) ON CONFLICT (question_id, visitor) DO UPDATE "
+        "SET helpful = excluded.helpful, created_at = excluded.created_at",
+        "SELECT coalesce(now(), now())",
     ]
-    found = await _unroutable(engine, org.info.schema_name, refused + allowed)
-    assert sorted(found) == sorted(refused), found
-    assert found[refused[0]] == ['jsonb_build_array("any")']
-    assert found[refused[1]] == ["timestamptz_in(cstring,oid,integer)"]
-    assert found[refused[2]] == ["timestamptz_pl_interval(timestamp with time zone,interval)"]
+    found = await refusals(engine, org.info.schema_name, [*refused, *allowed])
+    assert found == {statement[:200]: rules for statement, rules in refused.items()}, found
