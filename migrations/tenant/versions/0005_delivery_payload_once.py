@@ -48,9 +48,7 @@ def _fill_sent_at() -> None:
     write = sa.text("UPDATE deliveries SET sent_at = :sent_at WHERE id = :id")
     after = ""
     while rows := bind.execute(read, {"after": after, "n": BATCH}).all():
-        bind.execute(
-            write, [{"id": r.id, "sent_at": _signed_at(r.ts, r.created_at)} for r in rows]
-        )
+        bind.execute(write, [{"id": r.id, "sent_at": _signed_at(r.ts, r.created_at)} for r in rows])
         after = rows[-1].id
 
 
