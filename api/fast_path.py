@@ -47,7 +47,7 @@ from api.locales import LocaleNotEnabled, negotiate
 from api.observability import bind_request_id, observe, request_id_for
 from api.org_inflight import for_app as org_inflight
 from api.questions.queries import get_question_json
-from api.response_cache import CACHEABLE_ENDPOINTS, Cached, cache_key
+from api.response_cache import CACHEABLE_ENDPOINTS, Cached, read_key
 from api.v1 import is_operation_on_item_route
 from tenancy.db import tenant_session
 from tenancy.directory import OrgRecord
@@ -173,9 +173,7 @@ class CachedReads:
             )
         except LocaleNotEnabled:
             return None
-        path, variant = cache_key(
-            request.path, args.items(multi=True), request.full_path, chosen.locale
-        )
+        path, variant = read_key(request.path, args.items(multi=True), chosen.locale)
         kept = cache is not None and cache.holds(org.schema_name, path, variant)
         # A single read of a question with no other parameter is read here on a miss too (and
         # with the cache off).

@@ -48,8 +48,9 @@ async def create_key(data: KeyCreate) -> Result:
 @keys.delete("/<fingerprint>")
 @requires_scope("admin")
 async def revoke_key(fingerprint: str) -> tuple[str, int]:
-    """Revoke a key: refused everywhere within a second. The organization's last active
-    admin key cannot be revoked (409 ``last_admin_key``)."""
+    """Revoke a key: refused everywhere within a second. An active admin key can be revoked
+    only while another admin key with no expiry remains (409 ``last_admin_key``): an
+    expiring admin key does not count. Keys are never changed in place (no PATCH)."""
     await service.revoke(db(), current_org(), fingerprint)
     after_commit(db(), "directory.clear", tenancy().directory.clear)
     return "", 204

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import and_, func, select, update
+from sqlalchemy import and_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.errors import KeyNotFound, LastAdminKey, ValidationFailed, field_error
@@ -18,7 +18,6 @@ from tenancy.clock import iso, utcnow
 from tenancy.context import OrgContext
 from tenancy.keys import (
     KEY_RESOURCE,
-    active_key,
     audit_revoked,
     check_scopes,
     create_key,
@@ -195,11 +194,15 @@ async def create(session: AsyncSession, org: OrgContext, data: KeyCreate) -> dic
 
 async def revoke(session: AsyncSession, org: OrgContext, fingerprint: str) -> None:
     """Revoke one of the org's keys (again: nothing changes). 409 ``last_admin_key`` when it
-    would leave the org no active admin key: the org's active admin keys are locked first, so
-    two concurrent revocations cannot each leave the other's key as the last one."""
+    is an active admin key and no other admin key with no expiry would be left: an expiring
+    admin key is not the org's last admin (the org would lose admin access when it expires).
+    The org's admin keys with no expiry are locked first, so two concurrent revocations
+    cannot each leave the other's key as the last one. Times come from Python, not the
+    database's ``now()`` (``shared.api_keys`` is a Citus reference table)."""
+    now = utcnow()
     target = (
         await session.execute(
-            select(ApiKey.scopes, ApiKey.revoked).where(
+            select(ApiKey.scopes, ApiKey.revoked, ApiKey.expires_at).where(
                 ApiKey.fingerprint == fingerprint, ApiKey.org_id == org.id
             )
         )
@@ -208,22 +211,31 @@ async def revoke(session: AsyncSession, org: OrgContext, fingerprint: str) -> No
         raise KeyNotFound()
     if target.revoked:
         return
-    admins = (
-        await session.execute(
-            select(ApiKey.fingerprint)
-            .where(ApiKey.org_id == org.id, ApiKey.scopes.contains(["admin"]), active_key())
-            .order_by(ApiKey.fingerprint)
-            .with_for_update()
-        )
-    ).scalars()
-    remaining = [f for f in admins if f != fingerprint]
-    if "admin" in target.scopes and not remaining:
-        raise LastAdminKey()
+    active = target.expires_at is None or target.expires_at > now
+    if "admin" in target.scopes and active:
+        lasting = (
+            await session.execute(
+                select(ApiKey.fingerprint)
+                .where(
+                    ApiKey.org_id == org.id,
+                    ApiKey.scopes.contains(["admin"]),
+                    ApiKey.revoked.is_(False),
+                    ApiKey.expires_at.is_(None),
+                )
+                .order_by(ApiKey.fingerprint)
+                .with_for_update()
+            )
+        ).scalars()
+        if not [f for f in lasting if f != fingerprint]:
+            raise LastAdminKey(
+                "No other admin key with no expiry would be left (an expiring admin key does"
+                " not count): create one first."
+            )
     revoked_at = (
         await session.execute(
             update(ApiKey)
             .where(and_(ApiKey.fingerprint == fingerprint, ApiKey.revoked.is_(False)))
-            .values(revoked=True, revoked_at=func.now())
+            .values(revoked=True, revoked_at=now)
             .returning(ApiKey.revoked_at)
         )
     ).scalar_one_or_none()
