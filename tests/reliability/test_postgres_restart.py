@@ -106,7 +106,9 @@ async def test_connection_lost_at_commit_is_a_503(
     async def commit_on_a_dropped_connection(session: AsyncSession) -> None:
         pid = (await session.execute(text("SELECT pg_backend_pid()"))).scalar_one()
         async with engine.connect() as other:
-            await other.execute(text("SELECT pg_terminate_backend(CAST(:pid AS integer))"), {"pid": pid})
+            await other.execute(
+                text("SELECT pg_terminate_backend(CAST(:pid AS integer))"), {"pid": pid}
+            )
         await real_commit(session)
 
     monkeypatch.setattr("api.binding.commit", commit_on_a_dropped_connection)

@@ -56,7 +56,9 @@ async def test_a_read_whose_pooled_connection_was_lost_is_tried_again(
         pid = (await read_records(session, "SELECT pg_backend_pid()"))[0][0]
     async with engine.connect() as other:
         assert (
-            await other.execute(text("SELECT pg_terminate_backend(CAST(:pid AS integer))"), {"pid": pid})
+            await other.execute(
+                text("SELECT pg_terminate_backend(CAST(:pid AS integer))"), {"pid": pid}
+            )
         ).scalar_one()
     for _ in range(3):
         async with tenant_session(engine, schema) as session:

@@ -115,7 +115,9 @@ async def test_a_read_whose_pooled_connection_was_lost_is_tried_again(
         pid = (await read_rows(session, text("SELECT pg_backend_pid()"))).scalar_one()
     async with engine.connect() as other:
         assert (
-            await other.execute(text("SELECT pg_terminate_backend(CAST(:pid AS integer))"), {"pid": pid})
+            await other.execute(
+                text("SELECT pg_terminate_backend(CAST(:pid AS integer))"), {"pid": pid}
+            )
         ).scalar_one()
     async with tenant_session(engine, schema) as session:
         rows = await read_rows(session, text("SELECT title FROM questions"))
