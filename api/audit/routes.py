@@ -56,11 +56,12 @@ async def list_audit(query_args: AuditListQuery) -> tuple[dict[str, Any], int]:
 async def export_audit(query_args: AuditExportQuery) -> Response:
     """The organization's audit log as NDJSON, oldest first, for a SIEM.
 
-    One entry per line (the shape of ``GET …/audit``), streamed. Filters as the list:
+    One entry per line (the shape of ``GET …/audit``), streamed in batches of at most 500
+    entries and 2 MiB. Filters as the list:
     ``since`` (inclusive) and ``until`` (exclusive), default everything; ``resource``,
     ``action``, ``actor``. An empty window is an empty body.
     """
-    stmt = service.export_statement(
+    filters = service.export_filters(
         resource=query_args.resource,
         action=query_args.action,
         actor=query_args.actor,
@@ -70,6 +71,6 @@ async def export_audit(query_args: AuditExportQuery) -> Response:
     # The body streams after the request's context is gone: its own session, whose reads
     # each run alone (no transaction spans the stream).
     session = tenant_session(tenancy().engine, current_org().schema_name)
-    response = Response(service.export_lines(session, stmt), mimetype=NDJSON)
+    response = Response(service.export_lines(session, filters), mimetype=NDJSON)
     response.timeout = None  # as long as the client reads (each read has its statement_timeout)
     return response

@@ -1,5 +1,6 @@
 """The organization's audit log (issue 17): a filtered page of it, newest first, and its
-export, oldest first, read in keyset batches. No Quart: the routes call these.
+export, oldest first, read in batches bounded by entries and by bytes (issue 26: one entry can
+hold two 100,000-character answers). No Quart: the routes call these.
 
 The entries are written by the relay (``tasks/relay.py``) from the ``audit`` events of the
 org's outbox; this module only reads them (and purges them past their retention).
@@ -7,12 +8,24 @@ org's outbox; this module only reads them (and purges them past their retention)
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import ColumnElement, Select, delete, select, tuple_
+from sqlalchemy import (
+    ColumnElement,
+    String,
+    Text,
+    any_,
+    bindparam,
+    cast,
+    delete,
+    func,
+    select,
+    tuple_,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.errors import ValidationFailed, field_error
@@ -20,7 +33,10 @@ from tenancy.audit import OrgAuditEntry
 from tenancy.clock import iso
 from tenancy.db import read_rows
 
-EXPORT_BATCH = 500
+EXPORT_BATCH = 500  # entries of one export read, at most
+EXPORT_BATCH_BYTES = 2 * 2**20  # their NDJSON, at most (an entry larger is a batch of its own)
+# An entry's line beyond its columns' text: the keys, quotes and commas, ``createdAt``.
+LINE_OVERHEAD = 160
 COLUMNS = (
     OrgAuditEntry.id,
     OrgAuditEntry.resource,
@@ -117,35 +133,79 @@ async def list_entries(
     return items, [last.created_at.isoformat(), last.id]
 
 
-def export_statement(**filters: Any) -> Select[Any]:
-    """The export's entries, oldest first; checks the window (400 before anything streams)."""
-    return (
-        select(*COLUMNS)
-        .where(*_filters(**filters))
-        .order_by(OrgAuditEntry.created_at, OrgAuditEntry.id)
-    )
+def export_filters(**filters: Any) -> list[ColumnElement[bool]]:
+    """The export's filters; checks the window (400 before anything streams)."""
+    return _filters(**filters)
+
+
+def _text_octets(column: Any) -> ColumnElement[int]:
+    return func.coalesce(func.octet_length(cast(column, Text)), 0)
+
+
+# An upper bound of an entry's line in bytes, by PostgreSQL (jsonb's text has a space after
+# each ':' and ',' that orjson leaves out; both escape the same characters).
+_LINE_OCTETS = (
+    LINE_OVERHEAD
+    + _text_octets(OrgAuditEntry.id)
+    + _text_octets(OrgAuditEntry.resource)
+    + _text_octets(OrgAuditEntry.resource_id)
+    + _text_octets(OrgAuditEntry.action)
+    + _text_octets(OrgAuditEntry.actor)
+    + _text_octets(OrgAuditEntry.before)
+    + _text_octets(OrgAuditEntry.after)
+)
+_BY_IDS = (
+    select(*COLUMNS)
+    .where(OrgAuditEntry.id == any_(bindparam("ids", type_=ARRAY(String))))
+    .order_by(OrgAuditEntry.created_at, OrgAuditEntry.id)
+)
+
+
+def _groups(planned: Sequence[Any], budget: int) -> list[list[str]]:
+    """The ids of ``planned`` (rows of ``id``, ``size``, in order) cut into consecutive groups
+    of at most ``budget`` bytes each (an entry larger than that alone)."""
+    groups: list[list[str]] = []
+    used = budget
+    for row in planned:
+        if used + row.size > budget:
+            groups.append([])
+            used = 0
+        groups[-1].append(row.id)
+        used += row.size
+    return groups
 
 
 async def export_lines(
-    session: AsyncSession, stmt: Select[Any], batch: int = EXPORT_BATCH
+    session: AsyncSession, filters: list[ColumnElement[bool]]
 ) -> AsyncIterator[bytes]:
-    """The entries of ``stmt`` as NDJSON, ``batch`` at a time: each batch is one read of its
-    own (``read_rows``: no transaction held between batches), keyed on the last entry sent, so
-    memory stays flat whatever the size of the log. Closes ``session`` at the end."""
+    """The entries matching ``filters`` as NDJSON, oldest first, one batch at a time.
+
+    Each step reads the keys and sizes (measured by PostgreSQL, which never sends the text
+    for it) of the next ``EXPORT_BATCH`` entries, keyed on the last entry planned; then the
+    entries themselves by id, in groups of at most ``EXPORT_BATCH_BYTES``, each group one
+    chunk of the body. Every read is one of its own (``read_rows``: no transaction held
+    between them), and entries never change once written, so a size read is the size sent:
+    memory stays flat whatever the log holds. Closes ``session`` at the end."""
     try:
         after: tuple[datetime, str] | None = None
+        plan = select(OrgAuditEntry.id, OrgAuditEntry.created_at, _LINE_OCTETS.label("size")).where(
+            *filters
+        )
         while True:
-            page = stmt
+            page = plan
             if after is not None:
                 page = page.where(
                     tuple_(OrgAuditEntry.created_at, OrgAuditEntry.id) > tuple_(*after)
                 )
-            rows = (await read_rows(session, page.limit(batch))).all()
-            if rows:
-                yield b"".join(orjson.dumps(entry_public(r)) + b"\n" for r in rows)
-            if len(rows) < batch:
+            page = page.order_by(OrgAuditEntry.created_at, OrgAuditEntry.id).limit(EXPORT_BATCH)
+            planned = (await read_rows(session, page)).all()
+            for ids in _groups(planned, EXPORT_BATCH_BYTES):
+                rows = (await read_rows(session, _BY_IDS, {"ids": ids})).all()
+                if rows:  # purged meanwhile: nothing to send
+                    yield b"".join(orjson.dumps(entry_public(r)) + b"\n" for r in rows)
+            if len(planned) < EXPORT_BATCH:
                 return
-            after = (rows[-1].created_at, rows[-1].id)
+            after = (planned[-1].created_at, planned[-1].id)
     finally:
         await session.close()
 

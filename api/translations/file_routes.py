@@ -4,7 +4,8 @@ The import reads the raw body as XLIFF. Accepted ``Content-Type``: ``application
 ``application/x-xliff+xml``, ``application/x-xliff``, ``application/xml``, ``text/xml``, and
 (for ``curl --data-binary``) none or ``application/x-www-form-urlencoded``; any other is 415
 ``unsupported_media_type``. A body that is not XLIFF 1.x is 400 ``validation_failed`` (field
-``body``); its size is bounded by the app's body limit (``FAQ_MAX_BODY_BYTES``, 413).
+``body``), and so is a document with a DOCTYPE; its size is bounded by the app's body limit
+(``FAQ_MAX_BODY_BYTES``, 413) before it is parsed, in a thread. The export streams.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from pydantic import Field
 from quart import Blueprint, Response, request
 from quart_schema import document_response, validate_querystring
 
-from api.binding import current_org, db, requires_scope
+from api.binding import current_org, db, requires_scope, tenancy
 from api.errors import ServiceError, field_error
 from api.schemas import Envelope, QueryArgs, ResponseModel
 from api.translations import files
 from api.translations.xliff import MEDIA_TYPE
+from tenancy.db import tenant_session
 
 translation_files = Blueprint("translation_files", __name__, url_prefix="/translations")
 
@@ -67,13 +69,18 @@ async def export_translations(query_args: ExportQuery) -> Response:
     `category/{id}/description`), one `<file>` per source locale, the target in `locale` where
     a translation exists (state `final` published, `translated` draft or category,
     `needs-review-translation` outdated)."""
-    body = await files.export_document(db(), current_org(), query_args.locale)
-    filename = f"{current_org().slug}-{files.export_locale(current_org(), query_args.locale)}.xlf"
-    return Response(
-        body,
+    org = current_org()
+    plan = await files.plan_export(db(), org, query_args.locale)  # 400, 413: before the body
+    # The body streams after the request's context is gone: its own session, whose reads
+    # each run alone (no transaction spans the stream).
+    session = tenant_session(tenancy().engine, org.schema_name)
+    response = Response(
+        files.export_chunks(session, plan),
         content_type=f"{MEDIA_TYPE}; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        headers={"Content-Disposition": f'attachment; filename="{org.slug}-{plan.locale}.xlf"'},
     )
+    response.timeout = None  # as long as the client reads (each read has its statement_timeout)
+    return response
 
 
 @translation_files.post("/import")

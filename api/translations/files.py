@@ -4,9 +4,12 @@ targets of such a document written back as draft translations (import).
 Export: every live question and category, one unit per field (a category's description only
 when set), grouped in one ``<file>`` per source locale; the target is the translation in the
 requested locale when there is one (state: ``api.translations.xliff``). Resources whose own
-locale is the requested one have nothing to translate and are left out. The document is built
-in memory from rows streamed out of PostgreSQL and bounded: past ``EXPORT_MAX_CHARS`` of text
-the export is refused (413 ``export_too_large``) rather than exhausting the process.
+locale is the requested one have nothing to translate and are left out. Past
+``EXPORT_MAX_CHARS`` of text the export is refused (413 ``export_too_large``), counted by
+PostgreSQL before anything is sent. The document then streams: each source locale's
+categories and questions are read in keyset batches of at most ``EXPORT_BATCH_ROWS`` rows and
+``EXPORT_BATCH_BYTES`` of text (PostgreSQL measures it, beyond a batch's first row), each batch
+serialised in a thread; each read stands alone (no transaction spans the stream).
 
 Import: units are grouped per resource; a resource any of whose units has an error is not
 written at all, the others are (all in the request's one transaction). A unit without a target
@@ -17,11 +20,24 @@ so their status and ``outdated`` stay as they were).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import ColumnElement, and_, select
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    String,
+    and_,
+    any_,
+    func,
+    literal,
+    null,
+    select,
+    tuple_,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, distinct_on
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.categories.models import Category
@@ -36,14 +52,18 @@ from api.translations.xliff import (
     STATE_TRANSLATED,
     ExportUnit,
     ImportUnit,
-    XliffBuilder,
+    build_document,
+    frame,
     parse_document,
+    units_xml,
 )
 from tenancy.context import OrgContext
+from tenancy.db import read_rows
 from tenancy.errors import ServiceError, ValidationFailed, field_error
 
 EXPORT_MAX_CHARS = 32 * 2**20  # source and target text of one export, in characters
-STREAM_BATCH = 500
+EXPORT_BATCH_ROWS = 500  # resources of one read of an export, at most
+EXPORT_BATCH_BYTES = 2 * 2**20  # their source and target text (UTF-8) beyond the first, at most
 MAX_LENGTHS = {
     "question": {"title": 500, "answer": 100_000},
     "category": {"name": 200, "description": 5000},
@@ -83,84 +103,190 @@ def _state(status: str | None, outdated: bool) -> str:
     return STATE_FINAL if status == PUBLISHED else STATE_TRANSLATED
 
 
-async def _question_units(
-    session: AsyncSession, locale: str
-) -> AsyncIterator[tuple[str, ExportUnit]]:
-    t = QuestionTranslation
-    stmt = (
-        select(
-            Question.id,
-            Question.slug,
-            Question.locale,
-            Question.title,
-            Question.answer,
-            t.title.label("t_title"),
-            t.answer.label("t_answer"),
-            t.status,
-            (t.source_digest != _digest(Question.title, Question.answer)).label("outdated"),
+def _chars(column: Any) -> ColumnElement[int]:
+    return func.coalesce(func.char_length(column), 0)
+
+
+def _octets(column: Any) -> ColumnElement[int]:
+    """Bytes of a text column, from its header (a TOASTed value is not read)."""
+    return func.coalesce(func.octet_length(column), 0)
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """How one kind of resource is read for an export: its model, its translation model
+    (joined on ``key``), its fields and their translations (labels ``t_<field>``)."""
+
+    name: str
+    model: Any
+    translation: Any
+    key: str
+    fields: tuple[str, str]
+
+    def join(self, locale: str) -> ColumnElement[bool]:
+        t = self.translation
+        return and_(getattr(t, self.key) == self.model.id, t.locale == locale)
+
+    def live(self) -> ColumnElement[bool]:
+        return cast(ColumnElement[bool], self.model.deleted_at.is_(None))
+
+
+QUESTIONS = _Kind("question", Question, QuestionTranslation, "question_id", ("title", "answer"))
+CATEGORIES = _Kind(
+    "category", Category, CategoryTranslation, "category_id", ("name", "description")
+)
+
+
+def _text_chars(kind: _Kind) -> ColumnElement[int]:
+    """The characters one resource adds to an export: each field's source and target (a
+    category's description, and its target, only when the category has one)."""
+    m, t = kind.model, kind.translation
+    first, second = kind.fields
+    chars = _chars(getattr(m, first)) + _chars(getattr(t, first))
+    if kind is CATEGORIES:  # an optional field: its unit exists only with a source
+        both = func.char_length(m.description) + _chars(t.description)
+        return chars + func.coalesce(both, 0)
+    return chars + _chars(getattr(m, second)) + _chars(getattr(t, second))
+
+
+async def _export_chars(session: AsyncSession, tag: str) -> int:
+    total = 0
+    for kind in (CATEGORIES, QUESTIONS):
+        m = kind.model
+        stmt = (
+            select(func.coalesce(func.sum(_text_chars(kind)), 0))
+            .select_from(m)
+            .outerjoin(kind.translation, kind.join(tag))
+            .where(kind.live(), m.locale != tag)
         )
-        .outerjoin(t, and_(t.question_id == Question.id, t.locale == locale))
-        .where(Question.deleted_at.is_(None), Question.locale != locale)
-        .order_by(Question.sort_order, Question.id)
-        .execution_options(yield_per=STREAM_BATCH)
-    )
-    result = await session.stream(stmt)
-    async for row in result:
-        state = _state(row.status, bool(row.outdated)) if row.t_title is not None else None
-        note = f"question {row.slug}"
-        for name, source, target in (
-            ("title", row.title, row.t_title),
-            ("answer", row.answer, row.t_answer),
-        ):
-            yield row.locale, ExportUnit("question", row.id, name, source, target, state, note)
+        total += int((await read_rows(session, stmt)).scalar_one())
+    return total
 
 
-async def _category_units(
-    session: AsyncSession, locale: str
-) -> AsyncIterator[tuple[str, ExportUnit]]:
-    t = CategoryTranslation
-    stmt = (
-        select(
-            Category.id,
-            Category.slug,
-            Category.locale,
-            Category.name,
-            Category.description,
-            t.name.label("t_name"),
-            t.description.label("t_description"),
-            (t.source_digest != _digest(Category.name, Category.description)).label("outdated"),
+async def _source_locales(session: AsyncSession, tag: str) -> list[str]:
+    """The source locales in the order of their first unit: categories, then questions, each
+    by (sort order, id); one ``<file>`` each."""
+    found: dict[str, None] = {}
+    for kind in (CATEGORIES, QUESTIONS):
+        m = kind.model
+        firsts = (
+            select(m.locale, m.sort_order, m.id)
+            .where(kind.live(), m.locale != tag)
+            .ext(distinct_on(m.locale))
+            .order_by(m.locale, m.sort_order, m.id)
+            .subquery()
         )
-        .outerjoin(t, and_(t.category_id == Category.id, t.locale == locale))
-        .where(Category.deleted_at.is_(None), Category.locale != locale)
-        .order_by(Category.sort_order, Category.id)
-        .execution_options(yield_per=STREAM_BATCH)
-    )
-    result = await session.stream(stmt)
-    async for row in result:
-        translated = row.t_name is not None
-        state = _state(None, bool(row.outdated)) if translated else None
-        note = f"category {row.slug}"
-        yield row.locale, ExportUnit("category", row.id, "name", row.name, row.t_name, state, note)
-        if row.description is not None:
-            target = row.t_description if translated else None
-            yield (
-                row.locale,
-                ExportUnit("category", row.id, "description", row.description, target, state, note),
-            )
+        stmt = select(firsts.c.locale).order_by(firsts.c.sort_order, firsts.c.id)
+        found.update(dict.fromkeys((await read_rows(session, stmt)).scalars()))
+    return list(found)
 
 
-async def export_document(session: AsyncSession, org: OrgContext, locale: str | None) -> bytes:
-    """The org's XLIFF 1.2 document for translators into ``locale``."""
+@dataclass(frozen=True)
+class ExportPlan:
+    """An export checked and ready to stream."""
+
+    locale: str  # the target, canonical
+    default_locale: str  # the org's: the one empty <file> of an org with nothing to translate
+    source_locales: list[str]  # one <file> each, in order
+
+
+async def plan_export(session: AsyncSession, org: OrgContext, locale: str | None) -> ExportPlan:
+    """400 unless ``locale`` is enabled, 413 past ``EXPORT_MAX_CHARS``: before anything
+    streams."""
     tag = export_locale(org, locale)
-    builder = XliffBuilder(tag)
-    budget = EXPORT_MAX_CHARS
-    for units in (_category_units(session, tag), _question_units(session, tag)):
-        async for source_locale, unit in units:
-            budget -= len(unit.source) + len(unit.target or "")
-            if budget < 0:
-                raise ExportTooLarge()
-            builder.add(source_locale, unit)
-    return builder.document(org.default_locale)
+    if await _export_chars(session, tag) > EXPORT_MAX_CHARS:
+        raise ExportTooLarge()
+    return ExportPlan(tag, org.default_locale, await _source_locales(session, tag))
+
+
+def _batch(kind: _Kind, tag: str, source: str, after: tuple[int, str] | None) -> Select[Any]:
+    """The next rows of ``kind`` in ``source`` after the keyset ``after`` (sort order, id): at
+    most ``EXPORT_BATCH_ROWS``, and past the first only while the text before them stays
+    under ``EXPORT_BATCH_BYTES`` (a running sum of sizes read from the values' headers, so
+    rows past the budget are never fetched)."""
+    m, t = kind.model, kind.translation
+    first, second = kind.fields
+    order = (m.sort_order, m.id)
+    size = (
+        _octets(getattr(m, first))
+        + _octets(getattr(m, second))
+        + _octets(getattr(t, first))
+        + _octets(getattr(t, second))
+    )
+    inner = (
+        select(
+            m.id,
+            m.slug,
+            m.sort_order,
+            getattr(m, first).label(first),
+            getattr(m, second).label(second),
+            getattr(t, first).label("t_" + first),
+            getattr(t, second).label("t_" + second),
+            (t.status if kind is QUESTIONS else null()).label("status"),  # categories have none
+            t.source_digest,
+            size.label("size"),
+            func.sum(size).over(order_by=order).label("running"),
+        )
+        .outerjoin(t, kind.join(tag))
+        .where(kind.live(), m.locale == source)
+        .order_by(*order)
+        .limit(EXPORT_BATCH_ROWS)
+    )
+    if after is not None:
+        inner = inner.where(tuple_(*order) > tuple_(*after))
+    rows = inner.subquery()
+    # Computed for the rows sent only: the digest reads the whole text.
+    outdated = rows.c.source_digest != _digest(rows.c[first], rows.c[second])
+    return (
+        select(rows, outdated.label("outdated"))
+        .where(rows.c.running - rows.c.size < EXPORT_BATCH_BYTES)
+        .order_by(rows.c.sort_order, rows.c.id)
+    )
+
+
+def _units(kind: _Kind, row: Any) -> list[ExportUnit]:
+    first, second = kind.fields
+    translated = getattr(row, "t_" + first) is not None
+    status = row.status if kind is QUESTIONS else None
+    state = _state(status, bool(row.outdated)) if translated else None
+    note = f"{kind.name} {row.slug}"
+    units = [
+        ExportUnit(
+            kind.name, row.id, first, getattr(row, first), getattr(row, "t_" + first), state, note
+        )
+    ]
+    source = getattr(row, second)
+    if source is not None:  # a category's description is optional
+        target = getattr(row, "t_" + second) if translated else None
+        units.append(ExportUnit(kind.name, row.id, second, source, target, state, note))
+    return units
+
+
+async def _batches(
+    session: AsyncSession, kind: _Kind, tag: str, source: str
+) -> AsyncIterator[list[ExportUnit]]:
+    after: tuple[int, str] | None = None
+    while rows := (await read_rows(session, _batch(kind, tag, source, after))).all():
+        yield [unit for row in rows for unit in _units(kind, row)]
+        after = (rows[-1].sort_order, rows[-1].id)
+
+
+async def export_chunks(session: AsyncSession, plan: ExportPlan) -> AsyncIterator[bytes]:
+    """The org's XLIFF 1.2 document for translators into ``plan.locale``, in pieces: the
+    bytes ``build_document`` gives for the same units. Closes ``session`` at the end."""
+    try:
+        if not plan.source_locales:  # nothing to translate: one empty <file>
+            yield build_document(plan.locale, plan.default_locale, [])
+            return
+        pieces = frame(plan.locale, plan.source_locales)
+        yield pieces[0]
+        for i, source in enumerate(plan.source_locales):
+            for kind in (CATEGORIES, QUESTIONS):
+                async for units in _batches(session, kind, plan.locale, source):
+                    yield await asyncio.to_thread(units_xml, plan.locale, units)
+            yield pieces[i + 1]
+    finally:
+        await session.close()
 
 
 # ---- import --------------------------------------------------------------------------------
@@ -202,6 +328,7 @@ def _gather(org: OrgContext, units: list[ImportUnit], result: ImportResult) -> l
     """Units with a target, grouped per (resource, locale); checks that need no database."""
     pending: dict[tuple[str, str, str], Pending] = {}
     seen: set[tuple[str, str]] = set()
+    tags: dict[str, str | None] = {}  # a file names a few languages, over and over
     for unit in units:
         if not unit.target:
             continue  # not translated yet
@@ -210,7 +337,11 @@ def _gather(org: OrgContext, units: list[ImportUnit], result: ImportResult) -> l
             result.error(unit.unit_id, "unknown_unit", "not a unit id of this service")
             continue
         kind, resource_id, name = parts
-        tag = canonical_tag(unit.target_language) if unit.target_language else None
+        tag = None
+        if unit.target_language:
+            if unit.target_language not in tags:
+                tags[unit.target_language] = canonical_tag(unit.target_language)
+            tag = tags[unit.target_language]
         key = (kind, resource_id, tag or "")
         group = pending.setdefault(key, Pending(kind, resource_id, tag or ""))
         if (unit.unit_id, group.locale) in seen:
@@ -237,6 +368,12 @@ def _gather(org: OrgContext, units: list[ImportUnit], result: ImportResult) -> l
     return list(pending.values())
 
 
+def _ids(ids: set[str]) -> Any:
+    """One array parameter (a file may name thousands of ids: one placeholder each would be
+    compiled on the event loop)."""
+    return literal(sorted(ids), ARRAY(String))
+
+
 async def _sources(session: AsyncSession, kind: str, ids: set[str]) -> dict[str, tuple[str, str]]:
     """Live resources of the org among ``ids``: id -> (own locale, digest of the source
     fields, computed by PostgreSQL: the writers need it, the text need not travel)."""
@@ -250,7 +387,7 @@ async def _sources(session: AsyncSession, kind: str, ids: set[str]) -> dict[str,
     model = Question if kind == "question" else Category
     rows = await session.execute(
         select(model.id, model.locale, digest.label("digest")).where(
-            model.id.in_(ids), model.deleted_at.is_(None)
+            model.id == any_(_ids(ids)), model.deleted_at.is_(None)
         )
     )
     return {row.id: (row.locale, row.digest) for row in rows}
@@ -266,12 +403,12 @@ async def _stored(
     if kind == "question":
         q = QuestionTranslation
         stmt = select(q.question_id.label("rid"), q.locale, q.title, q.answer).where(
-            q.question_id.in_({rid for rid, _ in keys})
+            q.question_id == any_(_ids({rid for rid, _ in keys}))
         )
     else:
         c = CategoryTranslation
         stmt = select(c.category_id.label("rid"), c.locale, c.name, c.description).where(
-            c.category_id.in_({rid for rid, _ in keys})
+            c.category_id == any_(_ids({rid for rid, _ in keys}))
         )
     stored = {}
     for row in await session.execute(stmt):
@@ -286,10 +423,17 @@ def _fail_group(group: Pending, result: ImportResult, code: str, issue: str) -> 
     group.failed = True
 
 
+def _read_units(org: OrgContext, body: bytes, result: ImportResult) -> list[Pending]:
+    return _gather(org, parse_document(body), result)
+
+
 async def import_document(session: AsyncSession, org: OrgContext, body: bytes) -> dict[str, Any]:
     """Write the targets of an XLIFF document as draft translations; per-unit errors."""
     result = ImportResult()
-    groups = _gather(org, parse_document(body), result)
+    # Parsing and grouping are CPU-bound (about 1.5 s for a 1 MiB file of 11,000 units): off
+    # the event loop. The body is bounded already (the app's body limit,
+    # ``FAQ_MAX_BODY_BYTES``: 413 beyond, before it is read).
+    groups = await asyncio.to_thread(_read_units, org, body, result)
     for kind in FIELDS:
         mine = [g for g in groups if g.kind == kind and not g.failed]
         sources = await _sources(session, kind, {g.resource_id for g in mine})
