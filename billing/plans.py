@@ -26,8 +26,10 @@ CAPS: dict[Plan, Caps] = {
     Plan.FREE: Caps(categories=10, questions=200, webhooks=False, webhook_limit=0, locales=2),
     Plan.STARTER: Caps(categories=50, questions=2_000, webhooks=True, webhook_limit=10, locales=5),
     Plan.PRO: Caps(categories=500, questions=50_000, webhooks=True, webhook_limit=50, locales=20),
+    # Locales: what the product can serve (issue 26): each page lists every enabled locale,
+    # and a sitemap URL carries one alternate per locale.
     Plan.ENTERPRISE: Caps(
-        categories=None, questions=None, webhooks=True, webhook_limit=500, locales=None
+        categories=None, questions=None, webhooks=True, webhook_limit=500, locales=100
     ),
 }
 

@@ -4,8 +4,9 @@ queries``, ``api.categories.queries``): only published questions, served in the 
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, column, func, literal, select, table
@@ -25,7 +26,7 @@ SEARCH_RESULTS = 20
 MAX_QUERY = 200  # the API's limit on q
 POPULAR = 10
 POPULAR_DAYS = 30
-SITEMAP_PAGE = 500
+SITEMAP_BATCH = 500  # questions read per query of a sitemap page (keyset, by id)
 
 VIEWS = table("question_views_daily", column("question_id"), column("day"), column("views"))
 
@@ -148,11 +149,39 @@ async def search(session: AsyncSession, q: str, locale: str) -> list[dict[str, A
     return items
 
 
-async def published_slugs(session: AsyncSession) -> list[tuple[str, Any]]:
-    """Every published question's slug and last change, for the sitemap."""
-    stmt = (
-        select(Question.slug, Question.updated_at)
-        .where(LIVE, Question.status == PUBLISHED)
-        .order_by(Question.sort_order, Question.id)
-    )
-    return [(r.slug, r.updated_at) for r in (await session.execute(stmt)).all()]
+def _published_ids() -> Any:
+    return select(Question.id).where(LIVE, Question.status == PUBLISHED)
+
+
+async def published_count(session: AsyncSession) -> int:
+    """How many questions are published (the sitemap index's pages)."""
+    stmt = select(func.count()).select_from(_published_ids().subquery())
+    return int((await session.execute(stmt)).scalar_one())
+
+
+async def published_slugs(
+    session: AsyncSession, *, skip: int, limit: int, batch: int = SITEMAP_BATCH
+) -> AsyncIterator[list[tuple[str, datetime]]]:
+    """The slug and last change of the published questions in id order, ``limit`` of them
+    after the first ``skip``, in batches of at most ``batch`` read by keyset (one page of the
+    sitemap: never more than a batch in memory here)."""
+    start = (
+        await session.execute(_published_ids().order_by(Question.id).offset(skip).limit(1))
+    ).scalar_one_or_none()
+    if start is None:
+        return
+    after: str | None = None
+    while limit > 0:
+        stmt = (
+            select(Question.id, Question.slug, Question.updated_at)
+            .where(LIVE, Question.status == PUBLISHED)
+            .where(Question.id > after if after is not None else Question.id >= start)
+            .order_by(Question.id)
+            .limit(min(batch, limit))
+        )
+        rows = (await session.execute(stmt)).all()
+        if not rows:
+            return
+        limit -= len(rows)
+        after = rows[-1].id
+        yield [(r.slug, r.updated_at) for r in rows]

@@ -6,7 +6,14 @@
 - Every response under ``/hc`` carries ``SECURITY_HEADERS``: a Content-Security-Policy
   without any script (``default-src 'none'``), styles only from the service (the org's
   colour comes from its own stylesheet, ``/hc/{org}/theme.css``, never an inline style),
-  ``nosniff`` and ``Referrer-Policy``; the router's 404s there become the HTML 404 page.
+  images only from the service (a page of an org with ``helpCenter.externalImages`` on also
+  from ``https:``: ``page_csp``), ``nosniff`` and ``Referrer-Policy``; the router's 404s there
+  become the HTML 404 page.
+- Any bytes in a URL give a page, a 404 or a 301 whose ``Location`` is percent-encoded
+  (``encoded_url``): the path as routed is decoded, newlines and all.
+- ``sitemap.xml`` is a sitemap index of pages ``sitemaps/{n}.xml`` (``api.helpcenter.
+  sitemaps``): each page is built from questions read in batches, off the event loop, and
+  cached like the other pages.
 - Pages are cached like the API's reads: the same ``ResponseCache`` keyed on the org's
   ``lists`` generation (``tenancy.generations``), which every write of questions, categories,
   translations and settings bumps, so a page shows an edit on the next request. The key is the
@@ -21,11 +28,13 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
-from datetime import datetime
+import re
+from functools import lru_cache
 from typing import Any
-from urllib.parse import quote_plus
-from xml.sax.saxutils import escape, quoteattr
+from urllib.parse import quote, quote_plus
+from xml.sax.saxutils import escape
 
 import structlog
 from babel import Locale, UnknownLocaleError
@@ -38,10 +47,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from api.analytics import recording
 from api.binding import client_address, tenancy
 from api.errors import ServiceError
-from api.helpcenter import content
-from api.helpcenter.render import answer_html, theme_variables
+from api.helpcenter import content, sitemaps
+from api.helpcenter.render import DOCUMENTS, answer_html, off_loop, theme_variables
 from api.helpcenter.visitors import VISITOR_COOKIE, valid_visitor_token
 from api.locales import canonical_tag
+from api.response_cache import page_key
 from api.settings import help_center as hc_settings
 from tenancy.db import tenant_session
 from tenancy.directory import OrgRecord
@@ -52,10 +62,12 @@ log = structlog.get_logger(__name__)
 
 hc = Blueprint("hc", __name__, template_folder="templates", url_prefix="/hc")
 
-CSP = (
-    "default-src 'none'; style-src 'self'; img-src 'self' https: data:; form-action 'self'; "
+CSP_TEMPLATE = (
+    "default-src 'none'; style-src 'self'; img-src {img_src}; form-action 'self'; "
     "base-uri 'none'; frame-ancestors 'none'"
 )
+CSP = CSP_TEMPLATE.format(img_src="'self'")  # every response but the pages of an org below
+EXTERNAL_IMAGES_CSP = CSP_TEMPLATE.format(img_src="'self' https:")  # helpCenter.externalImages
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
@@ -66,6 +78,8 @@ FEEDBACK_MARKER = "<!--hc:feedback-->"
 FEEDBACK_TEMPLATE = "hc/_feedback.html"
 QUESTION_HEADER = "X-HC-Question"  # kept with a cached question page, never sent
 RESULTS_HEADER = "X-HC-Results"  # kept with a cached search page (analytics), never sent
+XML = f"{sitemaps.XML_TYPE}; charset=utf-8"
+GZIP = "gzip"
 # The feedback form rendered without its per-visitor token (``feedback_fragment``).
 FRAGMENTS: dict[tuple[Any, ...], str] = {}
 MAX_FRAGMENTS = 4096
@@ -95,6 +109,8 @@ async def security_headers(response: Response) -> Response:
     if response.status_code == 404 and response.mimetype == "application/json":
         response = await not_found_page()  # a path no route of the help center matches
     for name, value in SECURITY_HEADERS.items():
+        if name == "Content-Security-Policy" and name in response.headers:
+            continue  # a page's own (``page_csp``)
         response.headers[name] = value
     response.headers.setdefault("Cache-Control", "no-cache")
     return response
@@ -147,6 +163,20 @@ def primary_color(org: OrgRecord) -> str:
     return color
 
 
+def external_images(org: OrgRecord) -> bool:
+    shown: bool = hc_settings.public(org.help_center, "")["externalImages"]
+    return shown
+
+
+def page_csp(org: OrgRecord) -> str:
+    """The Content-Security-Policy of an org's pages: images from other hosts (https) only
+    when the org shows them (``render.shown_as_image`` makes the same choice)."""
+    return EXTERNAL_IMAGES_CSP if external_images(org) else CSP
+
+
+# CLDR data is read once per tag (page locales are enabled tags: at most the plan's cap per
+# org; the bound keeps a process's share of them small).
+@lru_cache(maxsize=2048)
 def _locale_name(tag: str) -> str:
     try:
         locale = Locale.parse(tag, sep="-")
@@ -155,6 +185,7 @@ def _locale_name(tag: str) -> str:
         return tag
 
 
+@lru_cache(maxsize=2048)
 def _direction(tag: str) -> str:
     try:
         return "rtl" if Locale.parse(tag, sep="-").character_order == "right-to-left" else "ltr"
@@ -200,8 +231,25 @@ def page_locale(org: OrgRecord, raw: str) -> str:
     if tag is None or tag not in org.locales:
         raise PageNotFound()
     rest = request.path.split("/", 4)[4:]  # after "", "hc", the org and the locale
-    query = f"?{request.query_string.decode()}" if request.query_string else ""
-    raise OtherSpelling(f"/hc/{org.slug}/{tag}{''.join('/' + r for r in rest)}{query}")
+    raise OtherSpelling(encoded_url(f"/hc/{org.slug}/{tag}{''.join('/' + r for r in rest)}"))
+
+
+# RFC 3986: what a path segment may hold besides unreserved characters, and "/"; whatever
+# else the decoded path holds (a newline, "%", "?", bytes that were not UTF-8) is encoded.
+PATH_SAFE = "/!$&'()*+,;=:@"
+QUERY_SAFE = PATH_SAFE + "?%"
+BROKEN_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
+
+
+def encoded_url(path: str) -> str:
+    """``path`` (decoded, as routed) and this request's query, percent-encoded for a
+    ``Location``: the query keeps its escapes, and anything else is encoded (a "%" that
+    starts no escape too)."""
+    query = request.query_string
+    encoded = quote(path, safe=PATH_SAFE)
+    if not query:
+        return encoded
+    return f"{encoded}?{quote(BROKEN_ESCAPE.sub(b'%25', query), safe=QUERY_SAFE)}"
 
 
 async def _generation(org: OrgRecord) -> bytes | None:
@@ -221,7 +269,9 @@ def _session(org: OrgRecord) -> AsyncSession:
 async def cached_page(org: OrgRecord, build: Any) -> Response:
     """The page from the cache (same generation), else ``build()`` -> (body, headers) stored."""
     cache = tenancy().cache
-    key = f"hc\x00{request.scheme}://{request.host}{request.full_path}"
+    key = page_key(
+        f"{request.scheme}://{request.host}", request.path, request.args.items(multi=True)
+    )
     generation = await _generation(org) if cache is not None and cache.enabled else None
     if cache is not None and generation is not None:
         hit = cache.get(org.schema_name, key, generation)
@@ -236,6 +286,13 @@ async def cached_page(org: OrgRecord, build: Any) -> Response:
 async def _finish(org: OrgRecord, body: bytes, kept: dict[str, str]) -> Response:
     """The response of a page body: the per-visitor feedback form put in its place."""
     content_type = kept.pop("Content-Type", HTML)
+    if content_type == HTML:
+        kept["Content-Security-Policy"] = page_csp(org)
+    if kept.get("Content-Encoding") == GZIP:  # kept compressed (the sitemap)
+        kept["Vary"] = "Accept-Encoding"
+        if not request.accept_encodings["gzip"]:
+            del kept["Content-Encoding"]
+            body = await off_loop(DOCUMENTS, gzip.decompress, body)
     question = kept.pop(QUESTION_HEADER, None)
     results = kept.pop(RESULTS_HEADER, None)
     if results is not None:
@@ -311,42 +368,57 @@ async def robots(org_slug: str) -> Response:
     return Response(text, content_type="text/plain; charset=utf-8")
 
 
+def sitemap_root(org: OrgRecord) -> str:
+    """The site's root URL, escaped for XML; a forged, overlong ``Host`` gets no sitemap."""
+    root = escape(f"{request.scheme}://{request.host}/hc/{org.slug}", {'"': "&quot;"})
+    if len(root) > sitemaps.MAX_ROOT:
+        raise PageNotFound()
+    return root
+
+
 @hc.get("/<org_slug>/sitemap.xml")
 async def sitemap(org_slug: str) -> Response:
+    """The sitemap index: one entry per page of ``sitemap_page``."""
     org = await enabled_org(org_slug)
+    root = sitemap_root(org)
 
     async def build() -> tuple[bytes, dict[str, str]]:
         async with _session(org) as session:
-            entries = await content.published_slugs(session)
-        return sitemap_xml(org, entries).encode(), {"Content-Type": "application/xml"}
+            published = await content.published_count(session)
+        pages = sitemaps.page_count(published, sitemaps.questions_per_page(org.locales, root))
+        body = await off_loop(DOCUMENTS, sitemaps.index_gzip, root, pages)
+        return body, {"Content-Type": XML, "Content-Encoding": GZIP}
 
     return await cached_page(org, build)
 
 
-def sitemap_xml(org: OrgRecord, entries: list[tuple[str, datetime]]) -> str:
-    root = f"{request.scheme}://{request.host}/hc/{org.slug}"
-    out = [
-        '<?xml version="1.0" encoding="UTF-8"?>',
-        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
-        'xmlns:xhtml="http://www.w3.org/1999/xhtml">',
-    ]
-    for slug, updated in entries:
-        alternates = [
-            f'<xhtml:link rel="alternate" hreflang={quoteattr(tag)} '
-            f"href={quoteattr(f'{root}/{tag}/questions/{slug}')}/>"
-            for tag in org.locales
-        ]
-        alternates.append(
-            f'<xhtml:link rel="alternate" hreflang="x-default" '
-            f"href={quoteattr(f'{root}/{org.default_locale}/questions/{slug}')}/>"
-        )
-        for tag in org.locales:
-            out.append(
-                f"<url><loc>{escape(f'{root}/{tag}/questions/{slug}')}</loc>"
-                f"<lastmod>{updated.date().isoformat()}</lastmod>{''.join(alternates)}</url>"
-            )
-    out.append("</urlset>")
-    return "\n".join(out) + "\n"
+@hc.get("/<org_slug>/sitemaps/<int:number>.xml")
+async def sitemap_page(org_slug: str, number: int) -> Response:
+    """Page ``number`` (from 1) of the sitemap: the next ``questions_per_page`` questions by
+    id, each in every enabled locale; past the last page, 404."""
+    org = await enabled_org(org_slug)
+    root = sitemap_root(org)
+    if not 1 <= number <= sitemaps.MAX_SITEMAPS:
+        raise PageNotFound()
+    per_page = sitemaps.questions_per_page(org.locales, root)
+    per_batch = sitemaps.questions_per_batch(org.locales, root, content.SITEMAP_BATCH)
+
+    async def build() -> tuple[bytes, dict[str, str]]:
+        out = sitemaps.Gzipped(sitemaps.URLSET_HEAD)
+        found = False
+        async with _session(org) as session:
+            skip = (number - 1) * per_page
+            batches = content.published_slugs(session, skip=skip, limit=per_page, batch=per_batch)
+            async for batch in batches:
+                found = True
+                write = sitemaps.write_urls
+                await off_loop(DOCUMENTS, write, out, root, org.locales, org.default_locale, batch)
+        if not found:
+            raise PageNotFound()
+        body = await off_loop(DOCUMENTS, out.close, sitemaps.URLSET_TAIL)
+        return body, {"Content-Type": XML, "Content-Encoding": GZIP}
+
+    return await cached_page(org, build)
 
 
 @hc.get("/<org_slug>/<locale>")
@@ -411,11 +483,12 @@ async def question(org_slug: str, locale: str, slug: str) -> Response:
         async with _session(org) as session:
             found = await content.published_question(session, slug, tag)
             items = await content.all_categories(session, tag)
+        html = await answer_html(found["answer"], external_images=external_images(org))
         body = await render_template(
             "hc/question.html",
             **page_context(org, tag, f"/questions/{found['slug']}"),
             question=found,
-            answer=Markup(answer_html(found["answer"])),  # noqa: S704 - sanitised by nh3
+            answer=Markup(html),  # noqa: S704 - sanitised by nh3
             crumbs=content.ancestors(items, found["categoryId"]),
             feedback_slot=Markup(FEEDBACK_MARKER),  # noqa: S704 - a constant
         )

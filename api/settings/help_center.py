@@ -1,7 +1,9 @@
-"""The help center's settings (issue 16): ``{"enabled", "title", "primaryColor"}`` stored in
-``shared.organizations.help_center`` (jsonb). Off by default; the title defaults to the org's
-name and the colour to ``DEFAULT_COLOR``. Validation names the field as the client sent it
-(``helpCenter.primaryColor``)."""
+"""The help center's settings (issue 16): ``{"enabled", "title", "primaryColor",
+"externalImages"}`` stored in ``shared.organizations.help_center`` (jsonb). Off by default; the
+title defaults to the org's name and the colour to ``DEFAULT_COLOR``; ``externalImages``
+(issue 26) is off by default: an answer's image from another host is shown as a link to it
+(``api.helpcenter.render``), and the pages' Content-Security-Policy allows images only from
+the service. Validation names the field as the client sent it (``helpCenter.primaryColor``)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ FIELD = "helpCenter"
 DEFAULT_COLOR = "#1f5fbf"
 MAX_TITLE = 120
 COLOR = re.compile(r"#[0-9a-fA-F]{6}")
-KNOWN = ("enabled", "title", "primaryColor")
+KNOWN = ("enabled", "title", "primaryColor", "externalImages")
+BOOLEANS = ("enabled", "externalImages")  # false unless set to true
 
 
 def public(stored: Mapping[str, Any] | None, org_name: str) -> dict[str, Any]:
@@ -29,6 +32,7 @@ def public(stored: Mapping[str, Any] | None, org_name: str) -> dict[str, Any]:
         "primaryColor": color
         if isinstance(color, str) and COLOR.fullmatch(color)
         else DEFAULT_COLOR,
+        "externalImages": stored.get("externalImages") is True,
     }
 
 
@@ -46,10 +50,11 @@ def merged(stored: Mapping[str, Any] | None, sent: Any) -> dict[str, Any]:
         if name not in KNOWN:
             raise _refuse(name, "unknown or read-only field")
     out = {k: v for k, v in (stored or {}).items() if k in KNOWN}
-    if "enabled" in sent:
-        if not isinstance(sent["enabled"], bool):
-            raise _refuse("enabled", "must be a boolean")
-        out["enabled"] = sent["enabled"]
+    for name in BOOLEANS:
+        if name in sent:
+            if not isinstance(sent[name], bool):
+                raise _refuse(name, "must be a boolean")
+            out[name] = sent[name]
     if "title" in sent:
         title = sent["title"]
         if title is None:

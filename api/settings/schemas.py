@@ -15,8 +15,9 @@ MAX_LOCALES = 1000
 class SettingsUpdate(RequestBody):
     default_locale: str | None = None
     locales: list[str] | None = Field(default=None, max_length=MAX_LOCALES)
-    # {"enabled": bool, "title": str, "primaryColor": "#rrggbb"}, any of them (a partial
-    # update); validated by ``api.settings.help_center`` so errors name ``helpCenter.<field>``.
+    # {"enabled": bool, "title": str, "primaryColor": "#rrggbb", "externalImages": bool}, any
+    # of them (a partial update); validated by ``api.settings.help_center`` so errors name
+    # ``helpCenter.<field>``.
     help_center: dict[str, Any] | None = None
 
 
@@ -24,6 +25,9 @@ class HelpCenterOut(ResponseModel):
     enabled: bool  # off by default: every /hc page is 404
     title: str  # defaults to the organization's name
     primary_color: str  # "#rrggbb"
+    # Off by default: an answer's image from another host is a link to it, and the pages'
+    # Content-Security-Policy allows images only from the service; on, https images show.
+    external_images: bool
 
 
 class SettingsOut(ResponseModel):

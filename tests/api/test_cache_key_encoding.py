@@ -17,6 +17,8 @@ from werkzeug.datastructures import MultiDict
 
 from api.fast_path import CachedReads
 from api.response_cache import ResponseCache, cache_key, page_key
+from tests.api.helpcenter.helpers import enable
+from tests.api.helpcenter.helpers import question as hc_question
 from tests.api.keys.helpers import as_key, make_public_key
 from tests.api.questions.helpers import create
 from tests.fixtures.orgs import OrgClient
@@ -191,3 +193,15 @@ def test_entries_with_long_queries_stay_within_the_budget() -> None:
     finally:
         tracemalloc.stop()
     assert held < 2 * budget, f"{held} bytes held by a cache of {budget}"
+
+
+async def test_a_question_mark_in_a_help_center_path_is_not_the_query(org: OrgClient) -> None:
+    """The help center's page cache: ``/questions/a%3Fx`` is no question of the org (404),
+    even after ``/questions/a?x?`` (the page of ``a``) was cached."""
+    await enable(org)
+    q = await hc_question(org, "Cached under a question mark?", "Yes.")
+    base = f"/hc/{org.slug}/en/questions/{q['slug']}"
+    r = await org.client.get(f"{base}?x?")
+    assert r.status_code == 200
+    r = await org.client.get(f"{base}%3Fx")
+    assert r.status_code == 404

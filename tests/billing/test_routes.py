@@ -81,7 +81,7 @@ async def test_billing_of_an_unlimited_plan_has_null_caps(org_factory: Any) -> N
         "questions": None,
         "webhooks": True,
         "webhookLimit": 500,
-        "locales": None,
+        "locales": 100,
     }
 
 

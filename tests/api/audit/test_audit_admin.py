@@ -28,7 +28,7 @@ from tests.fixtures.stripe_api import stripe_api_server
 __all__ = ["billing_app", "stripe_api_server"]
 
 HOOK_URL = "https://127.0.0.1:9/audit-hook"
-SETTINGS_DEFAULT_HC = {"enabled": False, "primaryColor": "#1f5fbf"}
+SETTINGS_DEFAULT_HC = {"enabled": False, "primaryColor": "#1f5fbf", "externalImages": False}
 
 
 def api_key(fingerprint: str) -> dict[str, str]:

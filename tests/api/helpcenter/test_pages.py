@@ -228,10 +228,14 @@ async def test_sitemap_and_robots(org: OrgClient) -> None:
     await set_locales(org, ["en", "fr"])
     q = await question(org, "In the sitemap", "Yes.")
     d = await question(org, "Not in the sitemap", "No.", status="draft")
+    base = f"http://localhost/hc/{org.slug}"
     r = await org.client.get(f"/hc/{org.slug}/sitemap.xml")
     assert r.status_code == 200 and "xml" in r.headers["Content-Type"]
+    index = (await r.get_data()).decode()
+    assert "<sitemapindex" in index and f"<loc>{base}/sitemaps/1.xml</loc>" in index
+    r = await org.client.get(f"/hc/{org.slug}/sitemaps/1.xml")
+    assert r.status_code == 200 and "xml" in r.headers["Content-Type"]
     xml = (await r.get_data()).decode()
-    base = f"http://localhost/hc/{org.slug}"
     assert 'xmlns:xhtml="http://www.w3.org/1999/xhtml"' in xml
     for tag in ("en", "fr"):
         assert f"<loc>{base}/{tag}/questions/{q['slug']}</loc>" in xml

@@ -28,7 +28,12 @@ async def settings(org: OrgClient, scope: str = "read") -> dict[str, Any]:
 
 def off(org: OrgClient) -> dict[str, Any]:
     """The help center settings of an org that never configured it (issue 16)."""
-    return {"enabled": False, "title": org.info.name, "primaryColor": "#1f5fbf"}
+    return {
+        "enabled": False,
+        "title": org.info.name,
+        "primaryColor": "#1f5fbf",
+        "externalImages": False,
+    }
 
 
 async def patch(org: OrgClient, body: Any, scope: str = "admin") -> Any:
@@ -271,7 +276,12 @@ async def test_help_center_is_off_by_default_and_patched_in_parts(org: OrgClient
     assert hc["primaryColor"].startswith("#") and len(hc["primaryColor"]) == 7
     r = await patch(org, {"helpCenter": {"title": "  Acme   help ", "primaryColor": "#AA3300"}})
     assert r.status_code == 200, await r.get_json()
-    want = {"enabled": True, "title": "Acme help", "primaryColor": "#aa3300"}
+    want = {
+        "enabled": True,
+        "title": "Acme help",
+        "primaryColor": "#aa3300",
+        "externalImages": False,
+    }
     assert (await r.get_json())["data"]["helpCenter"] == want
     got = await settings(org)
     assert got["helpCenter"] == want
