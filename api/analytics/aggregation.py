@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import CursorResult, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 RAW_DAYS = 90  # raw search events are kept 90 days (votes are rows of their own, kept)
@@ -42,6 +42,7 @@ _SEARCH_UPSERT = text(
     SET searches = excluded.searches, clicks = excluded.clicks, no_results = excluded.no_results
     WHERE (d.searches, d.clicks, d.no_results)
           IS DISTINCT FROM (excluded.searches, excluded.clicks, excluded.no_results)
+    RETURNING 1
     """
 )
 _SEARCH_DELETE = text(
@@ -54,6 +55,7 @@ _SEARCH_DELETE = text(
           AND (e.at AT TIME ZONE 'UTC')::date = d.day
           AND e.locale = d.locale AND e.query = d.query
       )
+    RETURNING 1
     """
 )
 _FEEDBACK_UPSERT = text(
@@ -88,6 +90,7 @@ _FEEDBACK_UPSERT = text(
     SET helpful = excluded.helpful, unhelpful = excluded.unhelpful, reasons = excluded.reasons
     WHERE (f.helpful, f.unhelpful, f.reasons)
           IS DISTINCT FROM (excluded.helpful, excluded.unhelpful, excluded.reasons)
+    RETURNING 1
     """
 )
 _FEEDBACK_DELETE = text(
@@ -100,6 +103,7 @@ _FEEDBACK_DELETE = text(
           AND (v.created_at AT TIME ZONE 'UTC')::date = f.day
           AND v.question_id = f.question_id
       )
+    RETURNING 1
     """
 )
 
@@ -122,7 +126,8 @@ async def aggregate_recent(session: AsyncSession, today: date) -> int:
         "max_reasons": MAX_REASONS,
     }
     written = 0
+    # The rows each statement returns, not its rowcount: on Citus an INSERT ... SELECT counts
+    # the rows it offered, updated or not (issue 27).
     for statement in (_SEARCH_UPSERT, _SEARCH_DELETE, _FEEDBACK_UPSERT, _FEEDBACK_DELETE):
-        result: CursorResult[Any] = await session.execute(statement, params)  # type: ignore[assignment]
-        written += max(result.rowcount, 0)
+        written += len((await session.execute(statement, params)).all())
     return written

@@ -48,9 +48,17 @@ def per_minute_bound(plan: Plan) -> float:
 
 async def relation_bytes(engine: AsyncEngine, schema: str) -> int:
     async with engine.connect() as conn:
+        # On Citus an org's tables live on a worker: their size is citus_total_relation_size.
+        citus = await conn.scalar(text("SELECT count(*) FROM pg_extension WHERE extname = 'citus'"))
+        size_of = (
+            "CASE WHEN c.oid IN (SELECT logicalrelid FROM pg_dist_partition) "
+            "THEN citus_total_relation_size(c.oid) ELSE pg_total_relation_size(c.oid) END"
+            if citus
+            else "pg_total_relation_size(c.oid)"
+        )
         size = await conn.scalar(
             text(
-                "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c "
+                f"SELECT sum({size_of}) FROM pg_class c "
                 "JOIN pg_namespace n ON n.oid = c.relnamespace "
                 "WHERE c.relkind = 'r' AND (n.nspname = :s "
                 "OR (n.nspname = 'shared' AND c.relname = 'outbox'))"

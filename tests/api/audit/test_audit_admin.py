@@ -3,6 +3,7 @@ entry with its actor, never a secret (no webhook secret, no key, no key hash).""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -296,8 +297,12 @@ async def test_cli_plan_changes_and_keys_are_audited_as_the_cli(
     fp = issued["fingerprint"]
     # Listed with that very key: its first use is after the entry was written.
     shown = {**await listed_key(cli, fp), "lastUsedAt": None}
-    other = json.loads(faq("keys", "create", slug, "--scopes", "read", "--json").stdout)
-    assert faq("keys", "revoke", other["fingerprint"]).returncode == 0
+    # The key's first use has its lastUsedAt written by a task of this event loop: the CLI
+    # runs in a thread, so that task can finish (on Citus, api_keys is a reference table,
+    # whose writes wait for each other).
+    created = await asyncio.to_thread(faq, "keys", "create", slug, "--scopes", "read", "--json")
+    other = json.loads(created.stdout)
+    assert (await asyncio.to_thread(faq, "keys", "revoke", other["fingerprint"])).returncode == 0
     revoked_at = (await listed_key(cli, other["fingerprint"]))["revokedAt"]
 
     assert [strip_id(e) for e in await entries_of(engine, cli, resource="plan")] == [

@@ -8,9 +8,12 @@ shared with ``tests/reliability/test_memory_files.py``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from quart import Quart
-from sqlalchemy import text
+from sqlalchemy import TextClause, text
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncEngine
 from werkzeug.datastructures import Headers
 
@@ -34,7 +37,7 @@ INSERT INTO questions (id, slug, locale, title, answer, status, category_id, sor
                        search_vector, created_at, updated_at)
 SELECT :prefix || lpad(i::text, 6, '0'), :prefix || '-' || i, :locale, :title || ' ' || i,
        repeat(CAST(:unit AS text), :repeat), 'draft',
-       (SELECT id FROM categories WHERE is_default AND deleted_at IS NULL), :order + i,
+       :category, :order + i,
        ''::tsvector, now(), now()
 FROM generate_series(1, :count) AS i
 """
@@ -43,12 +46,28 @@ FROM generate_series(1, :count) AS i
 _TRANSLATIONS = """
 INSERT INTO question_translations (question_id, locale, title, answer, status, source_digest,
                                    search_vector, created_at, updated_at)
-SELECT id, :locale, 'T ' || title, repeat(CAST(:unit AS text), :repeat), :status,
-       CASE WHEN :stale THEN 'stale'
-            ELSE md5(coalesce(title, '') || chr(1) || coalesce(answer, '')) END,
-       ''::tsvector, now(), now()
-FROM questions WHERE id LIKE :prefix || '%' ORDER BY id OFFSET :skip LIMIT :count
+VALUES (:id, :locale, 'T ' || :title, repeat(CAST(:unit AS text), :repeat), :status,
+        CASE WHEN :stale THEN 'stale'
+             ELSE md5(coalesce(:title, '') || chr(1) || coalesce(:answer, '')) END,
+        ''::tsvector, now(), now())
 """
+# (one row per question, not an INSERT ... SELECT: Citus 13.2 deparses that one into invalid
+# SQL, "( IS NOT NULL)", for a table of a distributed schema)
+_SOURCES = """
+SELECT id, title, answer FROM questions WHERE id LIKE :prefix || '%' ORDER BY id
+OFFSET :skip LIMIT :count
+"""
+
+
+def literal(sql: str, **params: Any) -> TextClause:
+    """Test data made by PostgreSQL from values written into the statement: Citus cannot
+    deparse some bound parameters of an INSERT ... SELECT it plans on the coordinator."""
+    compiled = (
+        text(sql)
+        .bindparams(**params)
+        .compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True})
+    )
+    return text(str(compiled).replace(":", "\\:"))
 
 
 async def seed_questions(
@@ -66,17 +85,23 @@ async def seed_questions(
     """``count`` questions in the default category, answers of ``unit`` x ``repeat``, ids
     ``{prefix}000001``..., sort orders ``order + 1``..., made by PostgreSQL itself."""
     async with tenant_session(engine, schema) as session:
+        # (the default category read first: Citus cannot plan it as a subquery of an
+        # INSERT ... SELECT from a function)
+        category = await session.scalar(
+            text("SELECT id FROM categories WHERE is_default AND deleted_at IS NULL")
+        )
         await session.execute(
-            text(_QUESTIONS),
-            {
-                "prefix": prefix,
-                "count": count,
-                "unit": unit,
-                "repeat": repeat,
-                "locale": locale,
-                "title": title,
-                "order": order,
-            },
+            literal(
+                _QUESTIONS,
+                category=category,
+                prefix=prefix,
+                count=count,
+                unit=unit,
+                repeat=repeat,
+                locale=locale,
+                title=title,
+                order=order,
+            )
         )
         await commit(session)
 
@@ -97,18 +122,13 @@ async def seed_translations(
     """Translations into ``locale`` of ``count`` questions whose id starts with ``prefix``,
     in id order past the first ``skip`` (``stale``: written for another source, outdated)."""
     async with tenant_session(engine, schema) as session:
+        sources = await session.execute(
+            text(_SOURCES), {"prefix": prefix, "skip": skip, "count": count}
+        )
+        common = {"locale": locale, "unit": unit, "repeat": repeat, "status": status}
         await session.execute(
             text(_TRANSLATIONS),
-            {
-                "prefix": prefix,
-                "count": count,
-                "locale": locale,
-                "unit": unit,
-                "repeat": repeat,
-                "status": status,
-                "stale": stale,
-                "skip": skip,
-            },
+            [{**common, "stale": stale, **row._asdict()} for row in sources],
         )
         await commit(session)
 
