@@ -38,6 +38,7 @@ from api.errors import (
 )
 from api.fast_path import CachedReads
 from api.helpcenter.feedback import feedback as help_center_feedback
+from api.helpcenter.limits import HelpCenterLimits
 from api.helpcenter.routes import hc as help_center_pages
 from api.observability import end_request, health, start_request
 from api.openapi import FaqOpenAPIProvider
@@ -333,7 +334,10 @@ def create_app(settings: Settings | None = None) -> Quart:
     app.register_blueprint(help_center_pages)
     register_error_handlers(app)
     drop_flask_template_processors(app)
-    app.asgi_app = CachedReads(app)  # type: ignore[method-assign]  # ASGI middleware
+    # ASGI middleware: a help-center request over its budgets is refused before Quart; the
+    # fast path (outermost) answers cached API reads.
+    app.asgi_app = HelpCenterLimits(app)  # type: ignore[method-assign]
+    app.asgi_app = CachedReads(app)  # type: ignore[method-assign]
 
     settings.require_secret_key()  # fail at start-up, not on the first request
     app.extensions["settings"] = settings
@@ -349,6 +353,7 @@ def create_app(settings: Settings | None = None) -> Quart:
             client,
             window_seconds=settings.faq_rate_limit_window_seconds,
             overrides=settings.faq_rate_limits,
+            address_secret=settings.require_secret_key(),
         )
         cache = ResponseCache(
             settings.faq_response_cache_mb * 2**20, settings.faq_response_cache_seconds

@@ -23,6 +23,7 @@ from typing import Any, NoReturn, TypeVar, cast
 from quart import Response, current_app, g, request
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
+from api.client_addresses import client_behind_proxies, is_trusted, parse_address
 from api.errors import (
     InsufficientScope,
     OrgNotFound,
@@ -181,15 +182,25 @@ def _bearer_token() -> str:
 
 
 def client_address() -> str:
-    """The peer's address; the last ``X-Forwarded-For`` entry (the one the proxy appended)
-    only when ``FAQ_TRUST_FORWARDED_FOR`` says a trusted proxy sets it."""
+    """The client's address: the peer's, or behind a trusted proxy (``FAQ_TRUSTED_PROXIES``)
+    the right-most ``X-Forwarded-For`` hop that is not one (``api.client_addresses``); with
+    the deprecated ``FAQ_TRUST_FORWARDED_FOR`` alone, the last hop."""
     settings: Settings = current_app.extensions["settings"]
-    if settings.faq_trust_forwarded_for:
-        forwarded = ",".join(request.headers.getlist("X-Forwarded-For"))
-        last = forwarded.rsplit(",", 1)[-1].strip()
-        if last:
-            return last[:64]
-    return request.remote_addr or "unknown"
+    return client_behind_proxies(
+        settings, request.remote_addr, request.headers.getlist("X-Forwarded-For")
+    )
+
+
+def peer_is_trusted_proxy() -> bool:
+    """The peer is a proxy whose forwarded headers (``X-Forwarded-For``, ``-Proto``) are
+    believed: in ``FAQ_TRUSTED_PROXIES``, or any peer under the deprecated
+    ``FAQ_TRUST_FORWARDED_FOR`` alone."""
+    settings: Settings = current_app.extensions["settings"]
+    networks = settings.trusted_proxy_networks()
+    if not networks:
+        return settings.faq_trust_forwarded_for
+    peer = parse_address(request.remote_addr or "")
+    return peer is not None and is_trusted(peer, networks)
 
 
 async def refuse_key() -> NoReturn:

@@ -28,6 +28,20 @@ at a fixed rate), to 127.0.0.1 only, for ``--seconds`` + 2 s: it starts a second
 quiet run and ends a second after it. Its mix, in turn: ``POST /questions`` (a unique
 title), ``GET /questions?q=<one letter>`` (a random letter) and ``POST /questions/reorder``
 (``REORDER_IDS`` real ids, fetched first, rotated by one each time so every order changes).
+
+A second row (issue 26): an anonymous help-center flood against one org (``FLOOD_ORG``, its
+help center on): searches with a new ``q`` each time (each would be a full-text query and an
+analytics record), paced at ``FLOOD_PER_MINUTE`` from ``FLOOD_ADDRESSES`` client addresses
+behind a trusted proxy (the server trusts 127.0.0.1, ``FAQ_TRUSTED_PROXIES``, and each request
+names its client in ``X-Forwarded-For``). It starts ``FLOOD_LEAD_SECONDS`` before the quiet
+readers' run: its onset (each budget's burst, ``FAQ_HC_BURST_SECONDS`` worth, at once) is
+over by then, and the figure is the flood's steady state. The help-center limits are their
+defaults (``FAQ_HC_*``, set explicitly: the bench world may lift them for other rows).
+Beside it, the quiet readers of other orgs, two wrk processes at once: the API reads above
+and help-center pages (home and a question) of ``HC_QUIET_ORGS`` orgs, each request from one
+of a few hundred addresses (so no quiet reader nears a limit); their p99 beside the flood
+against the same readers without it, same run. ``--no-hc-limits`` (standalone) serves with
+every help-center limit off: the same flood as it was before the limits.
 """
 
 from __future__ import annotations
@@ -39,6 +53,7 @@ import random
 import sys
 import threading
 import time
+import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -59,6 +74,20 @@ NOISY_INFLIGHT = 32  # bounded: past it the noisy client waits (its achieved rat
 TARGET_RATIO = 1.5
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 OUT_OF_REACH = 100_000_000
+# The help-center flood (second row).
+FLOOD_ORG = "bench-hc-flooded"
+FLOOD_PER_MINUTE = 6_000  # 100 req/s: 10x the org's search budget, 25x each address's
+FLOOD_LEAD_SECONDS = 3
+FLOOD_ADDRESSES = 8
+HC_QUIET_ORGS = 100  # help centers read by the quiet readers (each far from its org's limit)
+QUIET_ADDRESSES_PER_PAGE = 2  # per org and page: 400 distinct quiet readers in all
+HC_LIMIT_SETTINGS = (
+    "faq_hc_pages_per_address_per_minute",
+    "faq_hc_searches_per_address_per_minute",
+    "faq_hc_pages_per_org_per_minute",
+    "faq_hc_searches_per_org_per_minute",
+)
+WORDS = ("password", "invoice", "refund", "login", "export", "billing", "token", "reset")
 
 
 def plan_rate() -> int:
@@ -74,6 +103,63 @@ def rate_limits_env() -> dict[str, str]:
 
     limits = {p.value: OUT_OF_REACH for p in Plan} | {NOISY_PLAN: plan_rate()}
     return {"FAQ_RATE_LIMITS": ",".join(f"{k}={v}" for k, v in limits.items())}
+
+
+def server_env(*, hc_limits: bool = True) -> dict[str, str]:
+    """The row's server: ``rate_limits_env``, 127.0.0.1 a trusted proxy, and the help-center
+    limits at their defaults (``hc_limits``) or off."""
+    from tenancy.settings import Settings
+
+    limits = {
+        name.upper(): str(Settings.model_fields[name].default if hc_limits else 0)
+        for name in HC_LIMIT_SETTINGS
+    }
+    burst = str(Settings.model_fields["faq_hc_burst_seconds"].default)
+    return {
+        **rate_limits_env(),
+        "FAQ_TRUSTED_PROXIES": "127.0.0.1/32",
+        **limits,
+        "FAQ_HC_BURST_SECONDS": burst,
+    }
+
+
+def _quiet_address(n: int) -> str:
+    return f"198.51.{n // 250}.{n % 250 + 1}"
+
+
+def _quiet_hc_pages(records: list[dict[str, Any]]) -> list[str]:
+    """Help-center pages of other orgs: each one's home and a question."""
+    pages = []
+    for n, r in enumerate(records):
+        single = f"how-do-i-reset-my-password-{n % QUESTIONS_PER_QUIET_ORG + 1}"
+        pages += [f"/hc/{r['slug']}/en", f"/hc/{r['slug']}/en/questions/{single}"]
+    return pages
+
+
+def _quiet_hc_script(records: list[dict[str, Any]]) -> str:
+    """The quiet help-center pages, each from ``QUIET_ADDRESSES_PER_PAGE`` client addresses."""
+    reqs: list[tuple[str, str, dict[str, str], str | None]] = []
+    for path in _quiet_hc_pages(records):
+        for _ in range(QUIET_ADDRESSES_PER_PAGE):
+            headers = {"X-Forwarded-For": _quiet_address(len(reqs))}
+            reqs.append(("GET", path, headers, None))
+    return load.request_list_script(reqs)
+
+
+def _build_pages(base: str, paths: list[str]) -> None:
+    """Each page once (built and cached before anything is measured)."""
+    for n, path in enumerate(paths):
+        request = urllib.request.Request(
+            base + path, headers={"X-Forwarded-For": _quiet_address(10_000 + n)}
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            response.read()
+
+
+def enable_help_centers(base: str, records: list[dict[str, Any]]) -> None:
+    body = {"helpCenter": {"enabled": True}}
+    for r in records:
+        ok(base, "PATCH", f"/api/v1/{r['slug']}/settings", r["key"], body)
 
 
 def _quiet_script(records: list[dict[str, Any]]) -> str:
@@ -114,13 +200,14 @@ def _question(category_id: str, tag: str) -> dict[str, Any]:
     }
 
 
-class NoisyClient:
+class PacedClient:
     """Open-loop, paced at ``per_minute / 60`` requests a second for ``seconds``; counts
-    statuses and latencies per kind."""
+    statuses and latencies per kind. ``_next(n)``: the n-th request, ``(kind, method, path,
+    JSON body or None, headers)``."""
 
-    def __init__(self, base: str, noisy: dict[str, Any], per_minute: int, seconds: float):
+    def __init__(self, base: str, per_minute: int, seconds: float, headers: dict[str, str]):
         self.base = base
-        self.noisy = noisy
+        self.headers = headers
         self.rate = per_minute / 60
         self.seconds = seconds
         self.statuses: dict[str, Counter[int]] = {}
@@ -129,7 +216,6 @@ class NoisyClient:
         self.sent = 0
         self.scheduled = 0
         self.sending = 0.0  # seconds the schedule ran (the rate is sent / sending)
-        self._ids = list(noisy["ids"])
         self._thread: threading.Thread | None = None
         self._failure: BaseException | None = None
 
@@ -151,33 +237,26 @@ class NoisyClient:
         except BaseException as exc:  # reported by join()
             self._failure = exc
 
-    def _next(self, n: int) -> tuple[str, str, str, Any]:
-        slug = self.noisy["slug"]
-        kind = ("create", "search", "reorder")[n % 3]
-        if kind == "create":
-            body = _question(self.noisy["category"], f"{time.monotonic_ns()}-{n}")
-            return kind, "POST", f"/api/v1/{slug}/questions", body
-        if kind == "search":
-            return kind, "GET", f"/api/v1/{slug}/questions?q={random.choice(LETTERS)}", None
-        self._ids = self._ids[1:] + self._ids[:1]
-        return kind, "POST", f"/api/v1/{slug}/questions/reorder", {"ids": list(self._ids)}
+    def _next(self, n: int) -> tuple[str, str, str, Any, dict[str, str]]:
+        raise NotImplementedError
 
     async def _main(self) -> None:
         import aiohttp
 
-        headers = {"Authorization": f"Bearer {self.noisy['key']}"}
         timeout = aiohttp.ClientTimeout(total=10)
         connector = aiohttp.TCPConnector(limit=NOISY_INFLIGHT)
         slots = asyncio.Semaphore(NOISY_INFLIGHT)
         tasks: set[asyncio.Task[None]] = set()
         async with aiohttp.ClientSession(
-            self.base, headers=headers, timeout=timeout, connector=connector
+            self.base, headers=self.headers, timeout=timeout, connector=connector
         ) as session:
 
-            async def one(kind: str, method: str, path: str, body: Any) -> None:
+            async def one(
+                kind: str, method: str, path: str, body: Any, headers: dict[str, str]
+            ) -> None:
                 started = time.perf_counter()
                 try:
-                    async with session.request(method, path, json=body) as resp:
+                    async with session.request(method, path, json=body, headers=headers) as resp:
                         await resp.read()
                         self.statuses.setdefault(kind, Counter())[resp.status] += 1
                 except (aiohttp.ClientError, TimeoutError):
@@ -220,6 +299,40 @@ class NoisyClient:
         }
 
 
+class NoisyClient(PacedClient):
+    """The noisy org's mix: create, search by one letter, reorder, in turn."""
+
+    def __init__(self, base: str, noisy: dict[str, Any], per_minute: int, seconds: float):
+        super().__init__(base, per_minute, seconds, {"Authorization": f"Bearer {noisy['key']}"})
+        self.noisy = noisy
+        self._ids = list(noisy["ids"])
+
+    def _next(self, n: int) -> tuple[str, str, str, Any, dict[str, str]]:
+        slug = self.noisy["slug"]
+        kind = ("create", "search", "reorder")[n % 3]
+        if kind == "create":
+            body = _question(self.noisy["category"], f"{time.monotonic_ns()}-{n}")
+            return kind, "POST", f"/api/v1/{slug}/questions", body, {}
+        if kind == "search":
+            return kind, "GET", f"/api/v1/{slug}/questions?q={random.choice(LETTERS)}", None, {}
+        self._ids = self._ids[1:] + self._ids[:1]
+        return kind, "POST", f"/api/v1/{slug}/questions/reorder", {"ids": list(self._ids)}, {}
+
+
+class HelpCenterFlood(PacedClient):
+    """Anonymous searches of one org's help center, a new ``q`` each time, from
+    ``FLOOD_ADDRESSES`` clients (``X-Forwarded-For``) in turn."""
+
+    def __init__(self, base: str, slug: str, per_minute: int, seconds: float):
+        super().__init__(base, per_minute, seconds, {})
+        self.slug = slug
+
+    def _next(self, n: int) -> tuple[str, str, str, Any, dict[str, str]]:
+        q = f"{random.choice(WORDS)} {n}"
+        headers = {"X-Forwarded-For": f"203.0.113.{n % FLOOD_ADDRESSES + 1}"}
+        return "search", "GET", f"/hc/{self.slug}/en/search?q={q.replace(' ', '+')}", None, headers
+
+
 def _p99_ms(values: list[float]) -> float:
     if not values:
         return 0.0
@@ -246,6 +359,91 @@ def measure(
         "noisy_beside": beside.as_json(),
         "noisy": {"plan": NOISY_PLAN, "per_minute": per_minute, **client.as_json()},
     }
+
+
+def _quiet_pair(base: str, scripts: dict[str, str], seconds: float) -> dict[str, Any]:
+    """The quiet readers' wrk runs (API, help center) at the same time, half the
+    connections each."""
+    results: dict[str, Any] = {}
+
+    def run(name: str) -> None:
+        results[name] = load.run_wrk(
+            base, scripts[name], seconds=seconds, connections=QUIET_CONNECTIONS // 2
+        ).as_json()
+
+    threads = [threading.Thread(target=run, args=(name,)) for name in scripts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(seconds + 90)
+    if set(results) != set(scripts):
+        raise RuntimeError("a quiet wrk run did not finish")
+    return results
+
+
+def create_flooded_org(world: Any, base: str) -> str:
+    (record,) = seed.create_orgs(
+        [FLOOD_ORG],
+        out_dir=world.tmp / "orgs",
+        processes=1,
+        questions_each=QUESTIONS_PER_QUIET_ORG,
+    )
+    enable_help_centers(base, [record])
+    return FLOOD_ORG
+
+
+def measure_hc_flood(
+    base: str,
+    api_records: list[dict[str, Any]],
+    hc_records: list[dict[str, Any]],
+    flooded: str,
+    seconds: float,
+) -> dict[str, Any]:
+    """The quiet readers (API and help center) alone, then beside the help-center flood (it
+    starts ``FLOOD_LEAD_SECONDS`` before them and ends a second after)."""
+    enable_help_centers(base, hc_records)
+    _build_pages(base, _quiet_hc_pages(hc_records))
+    scripts = {"api": _quiet_script(api_records), "hc": _quiet_hc_script(hc_records)}
+    _quiet_pair(base, scripts, 1)  # warm
+    alone = _quiet_pair(base, scripts, seconds)
+    flood = HelpCenterFlood(base, flooded, FLOOD_PER_MINUTE, seconds + FLOOD_LEAD_SECONDS + 1)
+    flood.start()
+    time.sleep(FLOOD_LEAD_SECONDS)
+    beside = _quiet_pair(base, scripts, seconds)
+    flood.join()
+    return {
+        "alone": alone,
+        "flood_beside": beside,
+        "flood": {"per_minute": FLOOD_PER_MINUTE, "addresses": FLOOD_ADDRESSES, **flood.as_json()},
+    }
+
+
+def hc_flood_rows(found: dict[str, Any]) -> list[dict[str, Any]]:
+    alone, beside, flood = found["alone"], found["flood_beside"], found["flood"]
+    statuses = flood["statuses"].get("search", {})
+    refused = sum(v for k, v in statuses.items() if int(k) == 429)
+    entries = []
+    for name, what in (("hc", "help-center pages"), ("api", "API reads")):
+        ratio = beside[name]["p99_ms"] / alone[name]["p99_ms"] if alone[name]["p99_ms"] else None
+        entries.append(
+            {
+                "name": f"quiet {what} p99 beside a help-center flood",
+                "measured_as": (
+                    f"other orgs' {what}, {QUIET_CONNECTIONS // 2} conns (beside the "
+                    f"{'API reads' if name == 'hc' else 'help-center pages'}), while "
+                    f"{flood['addresses']} addresses search one help center with a new q each "
+                    f"time at {flood['rps']:.0f} req/s ({refused} of {flood['requests']} "
+                    f"refused 429; measured from {FLOOD_LEAD_SECONDS} s in); ref: no flood"
+                ),
+                "figure": beside[name]["p99_ms"],
+                "reference": alone[name]["p99_ms"],
+                "unit": "ms",
+                "target": f"<= {TARGET_RATIO}x alone",
+                "met": ratio is not None and ratio <= TARGET_RATIO and not beside[name]["errors"],
+                "runs": found if name == "hc" else None,
+            }
+        )
+    return entries
 
 
 def rows(found: dict[str, Any]) -> list[dict[str, Any]]:
@@ -275,33 +473,51 @@ def noisy_rows(bench: Any) -> list[dict[str, Any]]:
     plan's real rate limit, and uses twenty of the bench's orgs (``bench.all_orgs``) as the
     quiet ones."""
     records = bench.all_orgs[1 : QUIET_ORGS + 1]
-    server = bench.world.serve(rate_limits_env())
+    hc_records = bench.all_orgs[1 : HC_QUIET_ORGS + 1]
+    server = bench.world.serve(server_env())
     try:
         noisy = create_noisy_org(bench.world, server.base)
         found = measure(server.base, records, noisy, bench.seconds)
+        flooded = create_flooded_org(bench.world, server.base)
+        flood = measure_hc_flood(server.base, records, hc_records, flooded, bench.seconds)
     finally:
         server.stop()
-    return rows(found)
+    return rows(found) + hc_flood_rows(flood)
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.noisy")
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--only", choices=("noisy", "hc-flood"), default=None)
+    parser.add_argument(
+        "--no-hc-limits", action="store_true", help="help-center limits off (the flood before)"
+    )
     args = parser.parse_args(argv)
 
     def work(world: World) -> dict[str, Any]:
         records = seed.create_orgs(
-            [f"bench-quiet-{n:02d}" for n in range(QUIET_ORGS)],
+            [f"bench-quiet-{n:03d}" for n in range(max(QUIET_ORGS, HC_QUIET_ORGS))],
             out_dir=world.tmp / "orgs",
-            processes=1,
+            processes=2,
             questions_each=QUESTIONS_PER_QUIET_ORG,
         )
-        server = world.serve(rate_limits_env())
-        noisy = create_noisy_org(world, server.base)
-        return measure(server.base, records, noisy, args.seconds)
+        records.sort(key=lambda r: str(r["slug"]))
+        server = world.serve(server_env(hc_limits=not args.no_hc_limits))
+        found: dict[str, Any] = {}
+        if args.only != "hc-flood":
+            noisy = create_noisy_org(world, server.base)
+            found["noisy"] = measure(server.base, records[:QUIET_ORGS], noisy, args.seconds)
+        if args.only != "noisy":
+            flooded = create_flooded_org(world, server.base)
+            found["hc_flood"] = measure_hc_flood(
+                server.base, records[:QUIET_ORGS], records[:HC_QUIET_ORGS], flooded, args.seconds
+            )
+        return found
 
     found = in_world(work)
-    return report(rows(found), found)
+    entries = rows(found["noisy"]) if "noisy" in found else []
+    entries += hc_flood_rows(found["hc_flood"]) if "hc_flood" in found else []
+    return report(entries, found, width=56)
 
 
 if __name__ == "__main__":

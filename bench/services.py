@@ -53,6 +53,12 @@ class World:
             # The bench measures throughput, not the per-key rate limiter's refusals: the
             # limiter still runs (one Redis round trip per request), with limits out of reach.
             FAQ_RATE_LIMITS="FREE=100000000,STARTER=100000000,PRO=100000000,ENTERPRISE=100000000",
+            # Likewise the help center's per-address and per-org limits (the hc-flood row of
+            # bench/noisy.py sets its own).
+            FAQ_HC_PAGES_PER_ADDRESS_PER_MINUTE="100000000",
+            FAQ_HC_SEARCHES_PER_ADDRESS_PER_MINUTE="100000000",
+            FAQ_HC_PAGES_PER_ORG_PER_MINUTE="100000000",
+            FAQ_HC_SEARCHES_PER_ORG_PER_MINUTE="100000000",
             FAQ_LOG_LEVEL="INFO",
             PYTHONUNBUFFERED="1",
         )

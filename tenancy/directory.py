@@ -18,6 +18,14 @@ Unknown keys are cached too (a negative cache, at most ``MAX_MISSES`` entries fo
 ``MISS_TTL`` seconds, by the same freshness rule), so a flood of one bad key costs PostgreSQL
 one lookup. Creating a key announces it (``NEW_KEY_PAYLOAD``): every process drops its misses,
 so a key created after its value was presented works once the announcement arrives.
+
+Unknown org slugs are cached the same way (at most ``MAX_ORG_MISSES`` for at most
+``ORG_MISS_TTL`` seconds, issue 26), so a flood of one invented slug (the help center needs no
+key) costs one query; a slug no org can have (``tenancy.orgs.ORG_SLUG_RE``) costs none. A
+new org's slug may sit in that cache until it is dropped, but nothing can reach an org before
+its first key is created or its settings change (its help center is off until then), and both
+announce themselves: every NOTIFY drops the org misses, ``NEW_KEY_PAYLOAD`` and
+``NEW_ORG_PAYLOAD`` (for a creator that announces the org itself) included.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from tenancy.clock import utcnow
 from tenancy.db import shared_session
 from tenancy.keys import INVALIDATION_CHANNEL, NEW_KEY_PAYLOAD, hash_key, public_origins
 from tenancy.models import ApiKey, Organization
+from tenancy.orgs import ORG_SLUG_RE
 
 log = structlog.get_logger(__name__)
 
@@ -48,6 +57,9 @@ KEEPALIVE_SECONDS = 0.25
 KEEPALIVE_TIMEOUT_SECONDS = 2.0
 MAX_MISSES = 10_000
 MISS_TTL = 10.0
+MAX_ORG_MISSES = 10_000  # slugs of at most 63 characters: well under 2 MB
+ORG_MISS_TTL = 5.0
+NEW_ORG_PAYLOAD = "new-org"
 
 
 @dataclass(frozen=True)
@@ -82,6 +94,7 @@ class Directory:
         self._keys: dict[str, tuple[float, KeyRecord]] = {}
         self._orgs: dict[str, tuple[float, OrgRecord]] = {}
         self._misses: OrderedDict[str, float] = OrderedDict()  # digest -> stamp, oldest first
+        self._org_misses: OrderedDict[str, float] = OrderedDict()  # slug -> stamp, oldest first
         # org id -> (stamp, [(origin, expiry)]): the origins of the org's public keys (CORS).
         self._origins: dict[str, tuple[float, list[tuple[str, datetime | None]]]] = {}
         self._listening = False
@@ -113,13 +126,15 @@ class Directory:
         self._keys.clear()
         self._orgs.clear()
         self._misses.clear()
+        self._org_misses.clear()
         self._origins.clear()
 
     def _notified(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
-        if payload == NEW_KEY_PAYLOAD:
-            # A new key: only the cached misses and public origins can be wrong.
+        if payload in (NEW_KEY_PAYLOAD, NEW_ORG_PAYLOAD):
+            # A new key (or org): only the cached misses and public origins can be wrong.
             self._invalidations += 1
             self._misses.clear()
+            self._org_misses.clear()
             self._origins.clear()
         else:
             self.clear()
@@ -199,6 +214,13 @@ class Directory:
         hit = self._orgs.get(slug)
         if hit and self._fresh(hit[0]):
             return hit[1]
+        missed = self._org_misses.get(slug)
+        if missed is not None:
+            if self._fresh(missed) and time.monotonic() - missed < ORG_MISS_TTL:
+                return None
+            del self._org_misses[slug]
+        if not ORG_SLUG_RE.fullmatch(slug):
+            return None  # no org has it: nothing to ask PostgreSQL
         epoch, started = self._invalidations, time.monotonic()
         async with shared_session(self._engine) as session:
             row = (
@@ -215,6 +237,10 @@ class Directory:
                 )
             ).first()
         if row is None:
+            if self._invalidations == epoch:
+                self._org_misses[slug] = started
+                while len(self._org_misses) > MAX_ORG_MISSES:
+                    self._org_misses.popitem(last=False)
             return None
         record = OrgRecord(
             row.id,

@@ -2,10 +2,30 @@
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from functools import lru_cache
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@lru_cache(maxsize=8)
+def trusted_networks(text: str) -> tuple[Network, ...]:
+    """Addresses and networks separated by commas or spaces; a bare address is a network of
+    one, host bits are allowed (``10.1.2.3/8`` is ``10.0.0.0/8``). ValueError on any other
+    entry."""
+    networks = []
+    for entry in re.split(r"[\s,]+", text.strip()):
+        if not entry:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError:
+            raise ValueError(f"{entry!r} is not an IP address or network") from None
+    return tuple(networks)
 
 
 class Settings(BaseSettings):
@@ -63,13 +83,42 @@ class Settings(BaseSettings):
     # Requests per minute of one client address with one publishable (``public``) key, on top
     # of the key's own plan limit: one visitor cannot use up a site's budget (issue 16).
     faq_public_key_per_address_per_minute: int = Field(default=120, ge=1)
-    # Take the client address from the last X-Forwarded-For entry (only behind a trusted proxy
-    # that appends it); otherwise the peer's address.
+    # Proxies in front of the API whose X-Forwarded-For is believed: addresses or networks
+    # ("10.0.0.0/8,fd00::/8", commas or spaces). The client is the right-most X-Forwarded-For
+    # hop not in one of them, walked from the peer (``api.client_addresses``); empty (the
+    # default): nobody is trusted, the client is the peer.
+    faq_trusted_proxies: str = ""
+    # Deprecated (use FAQ_TRUSTED_PROXIES): true trusts any peer for one hop, the last
+    # X-Forwarded-For entry. Ignored once FAQ_TRUSTED_PROXIES is set.
     faq_trust_forwarded_for: bool = False
+    # Help-center requests per minute (issue 26): every page of one client address (IPv6: its
+    # /64) and of one org, and of those the searches, tighter; past one, 429 with Retry-After.
+    # A request over its address's budget does not count against its org's. 0: no limit.
+    faq_hc_pages_per_address_per_minute: int = Field(default=600, ge=0)
+    faq_hc_searches_per_address_per_minute: int = Field(default=30, ge=0)
+    faq_hc_pages_per_org_per_minute: int = Field(default=6_000, ge=0)
+    faq_hc_searches_per_org_per_minute: int = Field(default=600, ge=0)
+    # Of those budgets, this many seconds' worth may be spent at once; past it, requests are
+    # admitted at the budget's rate, evenly (a token bucket), never a minute's worth at once.
+    faq_hc_burst_seconds: int = Field(default=10, ge=1, le=3600)
+    # Hypercorn keeps an idle client connection this long (``faq serve``): longer than any
+    # proxy in front keeps idle upstream connections (ingress-nginx: 60 s), so the proxy never
+    # reuses a connection the API is closing.
+    faq_keep_alive_seconds: float = Field(default=75, gt=0)
     # Record readers' searches, clicks and help-center page views (content analytics,
     # issue 17); false records none of them (votes are still kept).
     faq_content_analytics: bool = True
     faq_log_level: str = "INFO"
+
+    @field_validator("faq_trusted_proxies")
+    @classmethod
+    def _valid_networks(cls, value: str) -> str:
+        trusted_networks(value)  # a ValueError naming the bad entry
+        return value
+
+    def trusted_proxy_networks(self) -> tuple[Network, ...]:
+        """``FAQ_TRUSTED_PROXIES`` parsed (once per distinct value)."""
+        return trusted_networks(self.faq_trusted_proxies)
 
     @property
     def is_dev(self) -> bool:

@@ -4,10 +4,16 @@
   CSRF-protected (``api.helpcenter.visitors.csrf_token``); 303 back to the question page
   (``?feedback=thanks#feedback``), 403 for a bad token, 404 when the org, its help center, the
   locale or the published question is not there, 429 past ``VOTES_PER_MINUTE`` per address.
+  Before anything else, a POST from another site is a 403 page (``from_another_site``): the
+  token of a browser without the cookie is bound to its address only, which a forger behind
+  the same NAT shares.
 - The question page (``api/helpcenter/routes.py``) sets ``g.hc_question`` and renders
   ``hc/_feedback.html`` per request; ``count_view`` then records one view of a 200 page in
   an in-process buffer, sent to Redis in one script call per org every ``FLUSH_SECONDS``
-  (never on the request's path), and gives a visitor without one the ``hc_visitor`` cookie.
+  (never on the request's path), and gives a visitor without a valid one the ``hc_visitor``
+  cookie. A response that carries the form's per-visitor token or that cookie is
+  ``Cache-Control: private, no-store`` (this hook runs after the help center's, whose
+  ``no-cache`` it replaces).
 - Content analytics (``api.analytics.recording``): the view is also an "open" (the result a
   search led to), and a vote marks its org for the day's aggregation; both buffered.
   ``FAQ_CONTENT_ANALYTICS=false`` records no views or opens (votes are still kept).
@@ -19,14 +25,14 @@ import asyncio
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import structlog
 from quart import Blueprint, Quart, Response, current_app, g, render_template, request
 from redis.exceptions import RedisError
 
 from api.analytics import recording
-from api.binding import client_address, tenancy
+from api.binding import client_address, peer_is_trusted_proxy, tenancy
 from api.helpcenter.routes import SECURITY_HEADERS
 from api.helpcenter.visitors import (
     REASON_MAX,
@@ -39,6 +45,7 @@ from api.helpcenter.visitors import (
     record_views,
     record_vote,
     valid_visitor_token,
+    view_address,
     view_member,
     view_visitor,
     visitor_id,
@@ -54,6 +61,8 @@ feedback = Blueprint("hc_feedback", __name__, template_folder="templates")
 FLUSH_SECONDS = 1.0
 MAX_PENDING_VIEWS = 50_000  # per process between two flushes: past it a view is dropped
 VOTES_PER_MINUTE = 30  # per client address
+PRIVATE = "private, no-store"  # a response with a per-visitor token or cookie
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 BUFFER = "hc_views"
 SIGNING_SLOT = "hc_signing"
 
@@ -62,19 +71,20 @@ class ViewBuffer:
     """Views of this process not yet in Redis, deduplicated; flushed by a short task."""
 
     def __init__(self) -> None:
-        self._pending: dict[tuple[str, date], set[str]] = {}
+        # {(org, day): {member: the hashed address it came from}}
+        self._pending: dict[tuple[str, date], dict[str, str]] = {}
         self._size = 0
         self._timer: asyncio.Task[None] | None = None
         self.dropped = 0
 
-    def add(self, org_id: str, day: date, member: str) -> None:
-        members = self._pending.setdefault((org_id, day), set())
+    def add(self, org_id: str, day: date, member: str, address: str) -> None:
+        members = self._pending.setdefault((org_id, day), {})
         if member in members:
             return
         if self._size >= MAX_PENDING_VIEWS:
             self.dropped += 1
             return
-        members.add(member)
+        members[member] = address
         self._size += 1
         if self._timer is None:
             self._timer = asyncio.get_running_loop().create_task(self._flush_later())
@@ -143,6 +153,7 @@ class Reader:
     address: str
     new_token: str | None = None
     cookie_path: str = "/"
+    personal: bool = False  # the response carries a token made for this reader
 
     def token(self) -> str:
         """The cookie, else the one this response gives."""
@@ -176,6 +187,7 @@ def _field(item: Any, name: str) -> str:
 def _csrf_for(org: Any) -> str:
     reader = _reader()
     reader.cookie_path = f"/hc/{_field(org, 'slug')}"
+    reader.personal = True
     return csrf_token(_secret(), _org_id(org), token=reader.token(), address=reader.address)
 
 
@@ -203,11 +215,12 @@ async def count_view(response: Response) -> Response:
         reader = _reader()
         extensions = current_app.extensions
         if recording.enabled(extensions):  # FAQ_CONTENT_ANALYTICS
-            day = _today()
+            day, secret = _today(), _secret()
             visitor = view_visitor(
-                _secret(), org.id, token=reader.cookie, address=reader.address, today=day
+                secret, org.id, token=reader.cookie, address=reader.address, today=day
             )
-            _buffer().add(org.id, day, view_member(question["question_id"], visitor))
+            address = view_address(secret, org.id, address=reader.address, today=day)
+            _buffer().add(org.id, day, view_member(question["question_id"], visitor), address)
             raw = recording.help_center_visitor(reader.cookie, reader.address)
             hashed, at = recording.stamp(extensions, org.id, raw)
             recording.recorder_for(extensions).open(
@@ -218,6 +231,9 @@ async def count_view(response: Response) -> Response:
     reader = g.get("hc_reader")
     if reader is not None and reader.new_token is not None and response.status_code < 400:
         _set_visitor_cookie(response, reader)
+    personal = reader is not None and reader.personal
+    if personal or ("Set-Cookie" in response.headers and request.path.startswith("/hc/")):
+        response.headers["Cache-Control"] = PRIVATE
     return response
 
 
@@ -236,7 +252,7 @@ def _is_https() -> bool:
     if request.scheme == "https":
         return True
     forwarded = request.headers.get("X-Forwarded-Proto", "")
-    return _settings().faq_trust_forwarded_for and forwarded.split(",")[0].strip() == "https"
+    return peer_is_trusted_proxy() and forwarded.split(",")[0].strip() == "https"
 
 
 async def _page(status: int, title: str, message: str) -> Response:
@@ -250,6 +266,44 @@ async def _page(status: int, title: str, message: str) -> Response:
 
 async def _not_found() -> Response:
     return await _page(404, "Page not found", "There is no such question in this help center.")
+
+
+def _origin(scheme: str, host: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) with the scheme's default port filled in, lowercased; None when
+    it is not a web origin."""
+    scheme = scheme.lower()
+    default = _DEFAULT_PORTS.get(scheme)
+    try:
+        parts = urlsplit(f"{scheme}://{host}")
+        port = parts.port or default
+    except ValueError:
+        return None
+    if default is None or not parts.hostname or port is None:
+        return None
+    return scheme, parts.hostname, port
+
+
+def from_another_site() -> bool:
+    """A form POST that a browser says comes from another site: ``Sec-Fetch-Site:
+    cross-site``, or an ``Origin`` that is not this request's own (``null`` included). A
+    browser that sends neither is let through (the token still holds it). An https ``Origin``
+    for an http request of the same host and port is ours: TLS ended at a proxy in front."""
+    if request.headers.get("Sec-Fetch-Site", "").strip().lower() == "cross-site":
+        return True
+    sent = request.headers.get("Origin")
+    if sent is None:
+        return False
+    scheme, sep, host = sent.strip().partition("://")
+    theirs = _origin(scheme, host) if sep and not set("/@?#") & set(host) else None
+    ours = _origin(request.scheme, request.host)
+    if theirs is None or ours is None:
+        return True
+    if theirs == ours:
+        return False
+    behind_tls_proxy = (theirs[0], ours[0]) == ("https", "http")
+    default_ports = (theirs[2], ours[2]) == (443, 80)
+    same_place = theirs[1] == ours[1] and (theirs[2] == ours[2] or default_ports)
+    return not (behind_tls_proxy and same_place)
 
 
 async def _rate_limited(address: str) -> bool:
@@ -270,6 +324,12 @@ async def _rate_limited(address: str) -> bool:
 
 @feedback.post("/hc/<org>/<locale>/questions/<slug>/feedback")
 async def vote(org: str, locale: str, slug: str) -> Response:
+    if from_another_site():
+        return await _page(
+            403,
+            "This form was sent from another site",
+            "Your vote was not recorded. Vote on the question page of this help center.",
+        )
     ext = tenancy()
     record = await ext.directory.org(org)
     if record is None or not record.help_center.get("enabled") or locale not in record.locales:

@@ -30,14 +30,11 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import re
-from functools import lru_cache
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote_plus
 from xml.sax.saxutils import escape
 
 import structlog
-from babel import Locale, UnknownLocaleError
 from jinja2 import TemplateNotFound
 from markupsafe import Markup
 from markupsafe import escape as html_escape
@@ -49,8 +46,14 @@ from api.binding import client_address, tenancy
 from api.errors import ServiceError
 from api.helpcenter import content, sitemaps
 from api.helpcenter.render import DOCUMENTS, answer_html, off_loop, theme_variables
+from api.helpcenter.urls import (
+    OtherSpelling,
+    PageNotFound,
+    direction,
+    locale_name,
+    page_locale,
+)
 from api.helpcenter.visitors import VISITOR_COOKIE, valid_visitor_token
-from api.locales import canonical_tag
 from api.response_cache import page_key
 from api.settings import help_center as hc_settings
 from tenancy.db import tenant_session
@@ -86,18 +89,6 @@ MAX_FRAGMENTS = 4096
 TOKEN_MARKER = "hcCsrfTokenMarker0b6f1d2e9a"  # noqa: S105 - a placeholder, not a secret
 with open(__file__.rsplit("/", 1)[0] + "/static/hc.css", encoding="utf-8") as _css:
     BASE_CSS = _css.read()
-
-
-class PageNotFound(Exception):
-    pass
-
-
-class OtherSpelling(Exception):
-    """The URL names an enabled locale in another case (``/FR/...``): 301 to its canonical
-    spelling, the rest of the URL kept."""
-
-    def __init__(self, location: str) -> None:
-        self.location = location
 
 
 @hc.after_app_request
@@ -174,32 +165,13 @@ def page_csp(org: OrgRecord) -> str:
     return EXTERNAL_IMAGES_CSP if external_images(org) else CSP
 
 
-# CLDR data is read once per tag (page locales are enabled tags: at most the plan's cap per
-# org; the bound keeps a process's share of them small).
-@lru_cache(maxsize=2048)
-def _locale_name(tag: str) -> str:
-    try:
-        locale = Locale.parse(tag, sep="-")
-        return (locale.get_display_name(locale) or tag).capitalize()
-    except (ValueError, UnknownLocaleError):
-        return tag
-
-
-@lru_cache(maxsize=2048)
-def _direction(tag: str) -> str:
-    try:
-        return "rtl" if Locale.parse(tag, sep="-").character_order == "right-to-left" else "ltr"
-    except (ValueError, UnknownLocaleError):
-        return "ltr"
-
-
 def page_context(org: OrgRecord, locale: str, rest: str, query: str = "") -> dict[str, Any]:
     """What every page shows: links of the site, the canonical URL and the alternates (the same
     page in each enabled locale)."""
     root = f"{request.scheme}://{request.host}/hc/{org.slug}"
     theme = hashlib.sha256(f"{primary_color(org)}{len(BASE_CSS)}".encode()).hexdigest()[:10]
     alternates = [
-        {"locale": tag, "href": f"{root}/{tag}{rest}{query}", "name": _locale_name(tag)}
+        {"locale": tag, "href": f"{root}/{tag}{rest}{query}", "name": locale_name(tag)}
         for tag in org.locales
     ]
     return {
@@ -212,44 +184,13 @@ def page_context(org: OrgRecord, locale: str, rest: str, query: str = "") -> dic
         },
         "page": {
             "locale": locale,
-            "dir": _direction(locale),
+            "dir": direction(locale),
             "canonical": f"{root}/{locale}{rest}{query}",
             "alternates": alternates,
             "x_default": f"{root}/{org.default_locale}{rest}{query}",
         },
         "q": "",
     }
-
-
-def page_locale(org: OrgRecord, raw: str) -> str:
-    """The enabled locale the URL names, else 404; another spelling of one is a 301 to the
-    canonical URL (``OtherSpelling``). An enabled locale as spelled in the org's settings is
-    canonical already (the settings store canonical tags): no CLDR lookup for it."""
-    if raw in org.locales:
-        return raw
-    tag = canonical_tag(raw)
-    if tag is None or tag not in org.locales:
-        raise PageNotFound()
-    rest = request.path.split("/", 4)[4:]  # after "", "hc", the org and the locale
-    raise OtherSpelling(encoded_url(f"/hc/{org.slug}/{tag}{''.join('/' + r for r in rest)}"))
-
-
-# RFC 3986: what a path segment may hold besides unreserved characters, and "/"; whatever
-# else the decoded path holds (a newline, "%", "?", bytes that were not UTF-8) is encoded.
-PATH_SAFE = "/!$&'()*+,;=:@"
-QUERY_SAFE = PATH_SAFE + "?%"
-BROKEN_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
-
-
-def encoded_url(path: str) -> str:
-    """``path`` (decoded, as routed) and this request's query, percent-encoded for a
-    ``Location``: the query keeps its escapes, and anything else is encoded (a "%" that
-    starts no escape too)."""
-    query = request.query_string
-    encoded = quote(path, safe=PATH_SAFE)
-    if not query:
-        return encoded
-    return f"{encoded}?{quote(BROKEN_ESCAPE.sub(b'%25', query), safe=QUERY_SAFE)}"
 
 
 async def _generation(org: OrgRecord) -> bytes | None:

@@ -7,19 +7,37 @@ import argparse
 import asyncio
 import os
 import signal
+from typing import TYPE_CHECKING
 
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    from hypercorn.asyncio import serve
+if TYPE_CHECKING:
     from hypercorn.config import Config
 
-    from api.app import create_app
+    from tenancy.settings import Settings
+
+
+def hypercorn_config(args: argparse.Namespace, settings: Settings) -> Config:
+    """Hypercorn's settings for ``faq serve``. ``keep_alive_timeout`` (Hypercorn's default: 5 s)
+    is ``FAQ_KEEP_ALIVE_SECONDS``: a proxy reusing an idle connection must never find it being
+    closed, so it outlives the proxy's own idle timeout."""
+    from hypercorn.config import Config
 
     config = Config()
     config.bind = [args.bind]
     config.graceful_timeout = float(os.environ.get("FAQ_GRACEFUL_TIMEOUT_SECONDS", "20"))
+    config.keep_alive_timeout = settings.faq_keep_alive_seconds
     config.accesslog = None
-    app = create_app()
+    return config
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from hypercorn.asyncio import serve
+
+    from api.app import create_app
+    from tenancy.settings import get_settings
+
+    settings = get_settings()
+    config = hypercorn_config(args, settings)
+    app = create_app(settings)
     stop = asyncio.Event()
 
     async def main() -> None:

@@ -376,6 +376,58 @@ def test_ingress_routes_the_api_but_not_metrics(production_manifests: list[Manif
     assert backends == {"faq-api"}
 
 
+def test_ingress_routes_the_help_center(production_manifests: list[Manifest]) -> None:
+    """The hosted help center (``/hc/{org}``) is reachable through the chart's Ingress, by
+    default and in the production example."""
+    default = merged(required_values(), {"ingress": {"enabled": True}})
+    for manifests in (render(default), production_manifests):
+        ingress = find(manifests, "Ingress", RELEASE)
+        paths = {p["path"] for rule in ingress["spec"]["rules"] for p in rule["http"]["paths"]}
+        assert "/hc" in paths
+
+
+def test_the_client_is_taken_behind_the_pod_network_only(default_manifests: list[Manifest]) -> None:
+    """X-Forwarded-For is believed from the private networks pods live in (the ingress
+    controller's), never from anyone; the deprecated boolean stays off."""
+    from api.client_addresses import forwarded_client
+    from tenancy.settings import Settings
+
+    config = find(default_manifests, "ConfigMap", "faq-config")["data"]
+    assert config["FAQ_TRUST_FORWARDED_FOR"] == "false"
+    networks = Settings(faq_trusted_proxies=config["FAQ_TRUSTED_PROXIES"]).trusted_proxy_networks()
+    assert {str(n) for n in networks} >= {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"}
+    assert not any(n.is_global for n in networks)
+    # Behind an ingress pod: the client it appended; a client straight from the internet
+    # cannot choose its own address.
+    assert forwarded_client("10.42.0.17", ["6.6.6.6, 203.0.113.5"], networks) == "203.0.113.5"
+    assert forwarded_client("203.0.113.5", ["10.1.1.1"], networks) == "203.0.113.5"
+    values = merged(required_values(), {"config": {"trustedProxies": "10.42.0.0/16"}})
+    config = find(render(values), "ConfigMap", "faq-config")["data"]
+    assert config["FAQ_TRUSTED_PROXIES"] == "10.42.0.0/16"
+
+
+def test_keep_alive_outlives_the_ingress_idle_timeout() -> None:
+    """The API keeps an idle connection longer than the ingress keeps it for reuse, so the
+    ingress never sends a request down a connection the API is closing (a 502)."""
+    values = merged(required_values(), {"ingress": {"enabled": True}})
+    manifests = render(values)
+    config = find(manifests, "ConfigMap", "faq-config")["data"]
+    annotations = find(manifests, "Ingress", RELEASE)["metadata"]["annotations"]
+    idle = int(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"])
+    assert int(annotations["nginx.ingress.kubernetes.io/proxy-send-timeout"]) == idle
+    assert float(config["FAQ_KEEP_ALIVE_SECONDS"]) > idle >= 60
+    # The release's own annotations win over the chart's.
+    values = merged(
+        values,
+        {"ingress": {"annotations": {"nginx.ingress.kubernetes.io/proxy-read-timeout": "30"}}},
+    )
+    annotations = find(render(values), "Ingress", RELEASE)["metadata"]["annotations"]
+    assert annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"] == "30"
+    too_short = merged(required_values(), {"config": {"keepAliveSeconds": 60}})
+    with pytest.raises(helm.HelmError, match="keepAliveSeconds"):
+        render(too_short)
+
+
 def test_service_monitor_scrapes_api_metrics(production_manifests: list[Manifest]) -> None:
     monitor = find(production_manifests, "ServiceMonitor", "faq-api")
     assert monitor["spec"]["endpoints"][0]["path"] == "/metrics"
@@ -427,6 +479,8 @@ BAD_VALUES: list[tuple[str, dict[str, Any], str]] = [
     ("bad digest", {"image": {"digest": "latest"}}, "digest"),
     ("cpu target", {"api": {"autoscaling": {"targetCPUUtilizationPercentage": 150}}}, "target"),
     ("ingress path", {"ingress": {"hosts": [{"host": "a.b", "paths": ["api"]}]}}, "paths"),
+    ("trusted proxies", {"config": {"trustedProxies": "everyone"}}, "trustedProxies"),
+    ("no keep-alive", {"config": {"keepAliveSeconds": 0}}, "keepAliveSeconds"),
 ]
 
 

@@ -81,7 +81,14 @@ FAQ_RATE_LIMIT_WINDOW_SECONDS: {{ .Values.config.rateLimitWindowSeconds | toStri
 FAQ_ORG_MAX_INFLIGHT: {{ .Values.config.orgMaxInflight | toString | quote }}
 FAQ_AUTH_FAILURES_PER_MINUTE: {{ .Values.config.authFailuresPerMinute | toString | quote }}
 FAQ_PUBLIC_KEY_PER_ADDRESS_PER_MINUTE: {{ .Values.config.publicKeyPerAddressPerMinute | toString | quote }}
+FAQ_TRUSTED_PROXIES: {{ .Values.config.trustedProxies | quote }}
 FAQ_TRUST_FORWARDED_FOR: {{ .Values.config.trustForwardedFor | toString | quote }}
+FAQ_HC_PAGES_PER_ADDRESS_PER_MINUTE: {{ .Values.config.hcPagesPerAddressPerMinute | toString | quote }}
+FAQ_HC_SEARCHES_PER_ADDRESS_PER_MINUTE: {{ .Values.config.hcSearchesPerAddressPerMinute | toString | quote }}
+FAQ_HC_PAGES_PER_ORG_PER_MINUTE: {{ .Values.config.hcPagesPerOrgPerMinute | toString | quote }}
+FAQ_HC_SEARCHES_PER_ORG_PER_MINUTE: {{ .Values.config.hcSearchesPerOrgPerMinute | toString | quote }}
+FAQ_HC_BURST_SECONDS: {{ .Values.config.hcBurstSeconds | toString | quote }}
+FAQ_KEEP_ALIVE_SECONDS: {{ .Values.config.keepAliveSeconds | toString | quote }}
 FAQ_CONTENT_ANALYTICS: {{ .Values.config.contentAnalytics | toString | quote }}
 {{- with .Values.config.rateLimits }}
 FAQ_RATE_LIMITS: {{ . | quote }}

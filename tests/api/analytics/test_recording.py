@@ -5,7 +5,6 @@ buffer, then Redis, bounded per org per day), moved into ``search_events`` by th
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -17,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from api.analytics import recording
 from api.analytics.recording import normalise_query, recorder_for, search_events
 from api.binding import Tenancy
-from api.helpcenter.visitors import VISITOR_COOKIE
+from api.helpcenter.visitors import VISITOR_COOKIE, new_visitor_token
 from tasks.analytics import collect
 from tenancy.db import tenant_session
 from tenancy.redis import loop_client
@@ -50,7 +49,7 @@ def reader(app: Quart) -> Any:
     """A browser of its own (its own cookie, made on an earlier day)."""
     client = app.test_client()
     day = datetime.now(UTC).date() - timedelta(days=3)
-    token = f"{'r' * 22}{os.urandom(5).hex()}.{day:%Y%m%d}"
+    token = new_visitor_token(day)
     client.set_cookie("localhost", VISITOR_COOKIE, token, path="/hc")
     return client
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import os
 from typing import Any
 
 from tests.api.questions.helpers import create as create_question
@@ -46,3 +48,13 @@ async def translate(
         "PUT", f"/questions/{question_id}/translations/{locale}", json=body, scope="write"
     )
     assert r.status_code in (200, 201), await r.get_json()
+
+
+_addresses = itertools.count(1)
+
+
+def new_address() -> str:
+    """A client address of this call alone (votes, views and pages are limited per address;
+    other tests take theirs from 10.0.0.0/8)."""
+    n = next(_addresses)
+    return f"172.{16 + os.getpid() % 16}.{n // 250 % 250}.{n % 250 + 1}"

@@ -20,7 +20,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.helpcenter import visitors
 from api.helpcenter.feedback import flush_views
-from api.helpcenter.visitors import VISITOR_COOKIE, question_views_daily, views_key
+from api.helpcenter.visitors import (
+    VISITOR_COOKIE,
+    new_visitor_token,
+    question_views_daily,
+    views_key,
+)
 from tasks.help_center import aggregate_views
 from tenancy.db import tenant_session
 from tenancy.redis import loop_client
@@ -50,9 +55,9 @@ async def open_page(client: Any, path: str, times: int = 1) -> None:
 
 
 def returning_reader(app: Quart) -> Any:
-    """A reader whose cookie was made on an earlier day."""
+    """A reader whose cookie (signed by the service) was made on an earlier day."""
     client = app.test_client()
-    token = f"{'r' * 22}{os.urandom(5).hex()}.{today() - timedelta(days=3):%Y%m%d}"
+    token = new_visitor_token(today() - timedelta(days=3))
     client.set_cookie("localhost", VISITOR_COOKIE, token, path="/hc")
     return client
 
