@@ -64,7 +64,8 @@ async def test_rebalance_moves_an_org_while_both_keep_answering(
         if await node_of(engine, org.info.schema_name) != {WORKERS[0]}:
             await admin(
                 engine,
-                "SELECT citus_schema_move(CAST(:s AS regnamespace), '127.0.0.1', :port)",
+                "SELECT citus_schema_move(CAST(:s AS regnamespace), CAST('127.0.0.1' AS text),"
+                " CAST(:port AS integer))",
                 s=org.info.schema_name,
                 port=WORKERS[0],
             )
