@@ -100,6 +100,7 @@ async def test_an_operation_405_comes_before_the_key_and_names_the_methods(
 
 def _example_path(rule: str, org_slug: str) -> str:
     path = rule.replace("<org>", org_slug)
+    path = re.sub(r"<int:[a-z_]+>", "1", path)  # an int converter routes digits only
     return re.sub(r"<(?:[a-z]+:)?([a-z_]+)>", r"x-\1", path)
 
 
