@@ -1,7 +1,9 @@
 """On a real Citus cluster only (``make test-citus`` runs this folder first, on a fresh cluster;
 ``tests/citus/conftest.py`` leaves it out of ``make test``): ``citus_rebalance_start()`` moves a
 whole org schema from one worker to the other while the service keeps answering reads and
-writes of both orgs, and nothing of either is lost."""
+writes of both orgs, and nothing of either is lost. The move blocks writes of the schema
+moving while it copies (``block_writes``: the cluster runs with ``wal_level = replica``; with
+``logical`` on every node Citus moves it without blocking); a write waits, then succeeds."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tenancy.db import tenant_session
+from tests.api.questions.helpers import default_category
 from tests.conftest import OrgFactory
 from tests.fixtures.orgs import OrgClient
 
@@ -40,14 +43,13 @@ async def admin(engine: AsyncEngine, sql: str, **params: object) -> object:
 
 async def traffic(org: OrgClient, stop: asyncio.Event, seen: Counter[str]) -> int:
     """Writes and reads of one org until ``stop``: returns how many questions it created."""
-    created = 0
+    created, category = 0, await default_category(org)
     while not stop.is_set():
-        r = await org.post(
-            "/questions",
-            json={"title": f"During the move {created}?", "answer": "Yes.", "status": "draft"},
-            scope="write",
-        )
-        seen[f"create {r.status_code}"] += 1
+        body = {"title": f"During the move {created}?", "answer": "Yes.", "status": "draft"}
+        body["categoryId"] = category
+        r = await org.post("/questions", json=body, scope="write")
+        problem = "" if r.status_code == 201 else f" {await r.get_data(as_text=True)}"
+        seen[f"create {r.status_code}{problem[:300]}"] += 1
         created += r.status_code == 201
         r = await org.get("/questions", query={"limit": 5}, scope="read")
         seen[f"list {r.status_code}"] += 1
@@ -65,7 +67,7 @@ async def test_rebalance_moves_an_org_while_both_keep_answering(
             await admin(
                 engine,
                 "SELECT citus_schema_move(CAST(:s AS regnamespace), CAST('127.0.0.1' AS text),"
-                " CAST(:port AS integer))",
+                " CAST(:port AS integer), shard_transfer_mode => 'block_writes')",
                 s=org.info.schema_name,
                 port=WORKERS[0],
             )
@@ -75,7 +77,7 @@ async def test_rebalance_moves_an_org_while_both_keep_answering(
     seen: Counter[str] = Counter()
     runners = [asyncio.create_task(traffic(org, stop, seen)) for org in orgs]
     await asyncio.sleep(1)  # traffic before the move, too
-    job = await admin(engine, "SELECT citus_rebalance_start()")
+    job = await admin(engine, "SELECT citus_rebalance_start(shard_transfer_mode => 'block_writes')")
     assert job is not None
     deadline = time.monotonic() + REBALANCE_SECONDS
     while time.monotonic() < deadline:
