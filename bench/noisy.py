@@ -54,6 +54,7 @@ import sys
 import threading
 import time
 import urllib.request
+from abc import ABC, abstractmethod
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -200,7 +201,7 @@ def _question(category_id: str, tag: str) -> dict[str, Any]:
     }
 
 
-class PacedClient:
+class PacedClient(ABC):
     """Open-loop, paced at ``per_minute / 60`` requests a second for ``seconds``; counts
     statuses and latencies per kind. ``_next(n)``: the n-th request, ``(kind, method, path,
     JSON body or None, headers)``."""
@@ -237,8 +238,9 @@ class PacedClient:
         except BaseException as exc:  # reported by join()
             self._failure = exc
 
+    @abstractmethod
     def _next(self, n: int) -> tuple[str, str, str, Any, dict[str, str]]:
-        raise NotImplementedError
+        """The n-th request: (kind, method, path, JSON body or None, headers)."""
 
     async def _main(self) -> None:
         import aiohttp
