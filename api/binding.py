@@ -42,8 +42,8 @@ from api.response_cache import (
     CACHEABLE_ENDPOINTS,
     LOCALIZED_ENDPOINTS,
     ResponseCache,
-    cache_key,
     has_next_page,
+    read_key,
 )
 from tenancy.clock import utcnow
 from tenancy.context import OrgContext
@@ -297,9 +297,7 @@ async def bind_request_to_org() -> Response | None:
             generation = await initial_generation(org.schema_name, generation_kind)
         if generation is not None:
             audience = f"{locale}{PUBLIC_AUDIENCE}" if public else locale
-            path, variant = cache_key(
-                request.path, request.args.items(multi=True), request.full_path, audience
-            )
+            path, variant = read_key(request.path, request.args.items(multi=True), audience)
             cached = ext.cache.get(org.schema_name, path, generation, variant)
             if cached is not None:
                 return Response(

@@ -73,15 +73,6 @@ def read_key(path: str, args: Iterable[tuple[str, str]], locale: str = "") -> tu
     return _digest("search", "", path, [("q", normalized), *others], locale), q
 
 
-def cache_key(
-    path: str, args: Iterable[tuple[str, str]], full_path: str, locale: str = ""
-) -> tuple[str, str]:
-    """``read_key`` (``full_path``, the request's text, is not part of any key: kept for
-    ``api/binding.py``'s call)."""
-    del full_path
-    return read_key(path, args, locale)
-
-
 def page_key(site: str, path: str, args: Iterable[tuple[str, str]]) -> str:
     """The cache key of a help-center page: a digest of the site (``scheme://host``), the
     path and the parameters in the order read, each encoded as in ``read_key`` (no search is
