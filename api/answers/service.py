@@ -1,0 +1,214 @@
+"""``/answers``: the published questions that best answer a reader's question, with snippets.
+
+One call: the query's terms (``terms.analyse``: stopwords out, typos corrected against the
+org's vocabulary, synonyms added), the lexical leg (``lexical.search``, BM25) and the semantic
+leg (the query's embedding against the questions', ``api.answers.vectors``) when an embedder
+and pgvector are there, fused and filtered (``ranking``), then each result's question as GET
+serves it in the locale, with its snippet (``snippets``).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from api.answers import lexical, ranking, snippets, synonyms, vocabulary
+from api.answers.semantic_leg import EmbeddingsLeg
+from api.answers.terms import QueryTerms, analyse
+from api.answers.vocabulary import Vocabulary, VocabularyCache
+from api.errors import CategoryNotFound, ValidationFailed, field_error
+from api.imports.external_id_reads import question_read
+from api.questions import queries, read_drafts
+from api.questions.models import Question
+from api.search import config_for
+from tenancy.db import org_path, read_records, read_rows, sibling_session
+from tenancy.ids import looks_like_id
+
+MAX_LIMIT = 20
+
+
+class Semantic(Protocol):
+    """The semantic leg (``api.answers.semantic_leg``)."""
+
+    async def nearest(
+        self, text: str, category_ids: Sequence[str] | None
+    ) -> dict[str, float] | None:
+        """{question id: cosine} of the questions nearest ``text``; None when there are no
+        embeddings here (no pgvector, or a locale the embedder does not serve)."""
+        ...
+
+    async def cosines(self, ids: Sequence[str]) -> dict[str, float]:
+        """The cosine of each of ``ids`` that has an embedding (after ``nearest``)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Answer:
+    question: dict[str, Any]
+    score: float
+    confident: bool
+    snippet: dict[str, str]
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "score": round(self.score, 4),
+            "confident": self.confident,
+            "snippet": self.snippet,
+        }
+
+
+_STOPWORDS_MAX = 50_000
+_stopwords: OrderedDict[tuple[str, str], bool] = OrderedDict()
+_STOPWORD_SQL = (
+    "SELECT w, to_tsvector($1::regconfig, w) = ''::tsvector AS stop FROM unnest($2::text[]) AS w"
+)
+
+
+async def stopwords_among(
+    session: AsyncSession, words: Sequence[str], locale: str
+) -> frozenset[str]:
+    """The words of ``words`` that PostgreSQL's configuration of ``locale`` ignores (its
+    stopwords), known per process once asked (an LRU of ``_STOPWORDS_MAX`` words)."""
+    config = config_for(locale)
+    if config is None:
+        return frozenset()
+    unknown = [w for w in dict.fromkeys(words) if (config, w) not in _stopwords]
+    if unknown:
+        for row in await read_records(session, _STOPWORD_SQL, config, unknown):
+            _stopwords[(config, row["w"])] = bool(row["stop"])
+        while len(_stopwords) > _STOPWORDS_MAX:
+            _stopwords.popitem(last=False)
+    return frozenset(w for w in words if _stopwords.get((config, w)))
+
+
+def checked_query(q: str) -> str:
+    text = q.strip()
+    if not text or not analyse(text, None, frozenset(), None, []).words:
+        raise ValidationFailed(
+            "q must name at least one word.", details=field_error("q", "has no word to search")
+        )
+    return text
+
+
+async def category_ids(session: AsyncSession, ref: str) -> list[str]:
+    """The category ``ref`` (id or slug) and every category under it; 404 when unknown."""
+    by_ref = "id = $1" if looks_like_id(ref, "cat") else "slug = $1"
+    rows = await read_records(
+        session,
+        f"""
+        WITH RECURSIVE tree AS (
+            SELECT id FROM categories WHERE deleted_at IS NULL AND {by_ref}
+            UNION
+            SELECT c.id FROM categories c JOIN tree ON c.parent_id = tree.id
+            WHERE c.deleted_at IS NULL
+        )
+        SELECT id FROM tree
+        """,
+        ref,
+    )
+    if not rows:
+        raise CategoryNotFound()
+    return [r["id"] for r in rows]
+
+
+async def terms_of(
+    session: AsyncSession, q: str, locale: str, vocabulary: Vocabulary
+) -> QueryTerms:
+    groups = await synonyms.groups_for(session, locale)
+    plain = analyse(q, None, frozenset(), None, [])
+    stop = await stopwords_among(session, plain.words, locale)
+    return analyse(q, locale, stop, vocabulary.corrector, groups)
+
+
+_vocabularies = VocabularyCache()
+
+
+async def vocabulary_of(session: AsyncSession, locale: str) -> Vocabulary:
+    """The org's vocabulary in ``locale`` from this process's cache (``api.answers.vocabulary``),
+    loaded on a session of its own so that a background refresh outlives the request."""
+
+    async def loader() -> Vocabulary:
+        async with sibling_session(session) as own:
+            return await vocabulary.load(own, locale)
+
+    return await _vocabularies.get(org_path(session), locale, loader)
+
+
+async def answers_for(
+    session: AsyncSession, *, q: str, locale: str, limit: int, category: str | None
+) -> list[Answer]:
+    """``find_answers`` with the org's vocabulary and this process's embedder: what the API,
+    the help center and the MCP server call (``session``: the org's)."""
+    return await find_answers(
+        session,
+        q=q,
+        locale=locale,
+        limit=limit,
+        category=category,
+        vocabulary=await vocabulary_of(session, locale),
+        semantic=EmbeddingsLeg(session, locale),
+    )
+
+
+async def find_answers(
+    session: AsyncSession,
+    *,
+    q: str,
+    locale: str,
+    limit: int,
+    category: str | None,
+    vocabulary: Vocabulary,
+    semantic: Semantic | None = None,
+) -> list[Answer]:
+    """The published questions that best answer ``q``, best first, at most ``limit``."""
+    q = checked_query(q)
+    ids = await category_ids(session, category) if category is not None else None
+    terms = await terms_of(session, q, locale, vocabulary)
+    near = await semantic.nearest(terms.text(), ids) if semantic is not None else None
+    hits = await lexical.search(
+        session,
+        terms.lexemes,
+        locale=locale,
+        vocabulary=vocabulary,
+        category_ids=ids,
+        also=list(near or ()),
+    )
+    if semantic is not None and near is not None:
+        near.update(
+            await semantic.cosines([h.question_id for h in hits if h.question_id not in near])
+        )
+    ranked = ranking.rank(hits, near, terms.concepts, vocabulary)[:limit]
+    if not ranked:
+        return []
+    sure = ranking.confident(ranked)
+    questions = await served_questions(session, [r.question_id for r in ranked], locale)
+    highlighter = snippets.Highlighter([*terms.words, *terms.synonyms], locale)
+    answers: list[Answer] = []
+    for index, item in enumerate(ranked):
+        question = questions.get(item.question_id)
+        if question is None:  # deleted or unpublished since the candidates were read
+            continue
+        snippet = {
+            "title": highlighter.mark(question["title"]),
+            "answer": highlighter.excerpt(snippets.plain_text(question["answer"])),
+        }
+        answers.append(Answer(question, item.score, sure and index == 0, snippet))
+    return answers
+
+
+async def served_questions(
+    session: AsyncSession, ids: Sequence[str], locale: str, *, published_only: bool = True
+) -> dict[str, dict[str, Any]]:
+    """The live (``published_only``: published) questions ``ids`` exactly as GET serves them
+    in ``locale`` (with ``externalId`` and ``draft``)."""
+    statement = queries.in_locale(locale).where(Question.id.in_(list(ids)))
+    if published_only:
+        statement = statement.where(Question.status == "published")
+    rows = (await read_rows(session, statement)).all()
+    shown = read_drafts.shown(None)
+    return {row.id: question_read(row, shown) for row in rows}

@@ -1,0 +1,113 @@
+"""The org's synonyms: groups of words or phrases that mean the same in one locale
+(``["refund", "money back", "chargeback"]``). A query that says one member also looks for the
+others (``terms.matched_synonyms``), in ``/answers`` and the help center's search.
+
+``PUT /synonyms`` replaces a locale's groups. Members are trimmed and de-duplicated (case and
+accents folded); each group keeps 2 to ``MAX_MEMBERS`` members that name at least one
+searchable word; the number of groups per locale is capped by the plan
+(``billing.plans.Caps.synonym_groups``; past it, 402 ``plan_limit_reached``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from api.answers.models import SynonymSet
+from api.answers.terms import words_of
+from api.errors import ValidationFailed, field_error
+from api.search import fold
+from billing.errors import PlanLimitReached
+from billing.plans import Plan, caps_for
+from tenancy.clock import iso, utcnow
+from tenancy.context import OrgContext
+from tenancy.db import read_records
+
+MAX_MEMBERS = 20
+MAX_MEMBER_CHARS = 100
+
+_GROUPS_SQL = "SELECT groups FROM synonyms WHERE locale = $1"
+
+
+async def groups_for(session: AsyncSession, locale: str) -> list[list[str]]:
+    """The groups of ``locale`` (one primary-key read), or none."""
+    rows = await read_records(session, _GROUPS_SQL, locale)
+    if not rows:
+        return []
+    groups = rows[0]["groups"]
+    return groups if isinstance(groups, list) else []
+
+
+def normalised(groups: list[list[str]]) -> list[list[str]]:
+    """Each group trimmed and without repeats; a member without a word, or a group of fewer
+    than two members, is a validation error naming it."""
+    out: list[list[str]] = []
+    for index, group in enumerate(groups):
+        seen: set[str] = set()
+        members: list[str] = []
+        for member in group:
+            text = " ".join(member.split())
+            if not 1 <= len(text) <= MAX_MEMBER_CHARS or not words_of(text):
+                raise ValidationFailed(
+                    f"Each synonym is 1 to {MAX_MEMBER_CHARS} characters with a word.",
+                    details=field_error(f"groups[{index}]", "has an empty or too long member"),
+                )
+            key = fold(text)
+            if key not in seen:
+                seen.add(key)
+                members.append(text)
+        if not 2 <= len(members) <= MAX_MEMBERS:
+            raise ValidationFailed(
+                f"A synonym group has 2 to {MAX_MEMBERS} different members.",
+                details=field_error(f"groups[{index}]", f"2 to {MAX_MEMBERS} different members"),
+            )
+        out.append(members)
+    return out
+
+
+def _locale_of(org: OrgContext, locale: str | None) -> str:
+    chosen = locale or org.default_locale
+    if chosen not in org.locales:
+        raise ValidationFailed(
+            "locale is not one of the organization's enabled locales.",
+            details=field_error("locale", "not an enabled locale"),
+        )
+    return chosen
+
+
+async def get_synonyms(
+    session: AsyncSession, org: OrgContext, locale: str | None
+) -> dict[str, Any]:
+    chosen = _locale_of(org, locale)
+    row = (
+        await session.execute(select(SynonymSet).where(SynonymSet.locale == chosen))
+    ).scalar_one_or_none()
+    return public(chosen, row.groups if row else [], iso(row.updated_at) if row else None)
+
+
+async def put_synonyms(
+    session: AsyncSession, org: OrgContext, locale: str | None, groups: list[list[str]]
+) -> dict[str, Any]:
+    chosen = _locale_of(org, locale)
+    clean = normalised(groups)
+    cap = caps_for(Plan(org.plan)).synonym_groups
+    if len(clean) > cap:
+        raise PlanLimitReached(
+            f"The {org.plan} plan allows {cap} synonym groups per locale.",
+            details=field_error("groups", f"at most {cap} groups"),
+        )
+    now = utcnow()
+    statement = insert(SynonymSet).values(locale=chosen, groups=clean, updated_at=now)
+    statement = statement.on_conflict_do_update(
+        index_elements=[SynonymSet.locale],
+        set_={"groups": statement.excluded.groups, "updated_at": statement.excluded.updated_at},
+    )
+    await session.execute(statement)
+    return public(chosen, clean, iso(now))
+
+
+def public(locale: str, groups: list[list[str]], updated_at: str | None) -> dict[str, Any]:
+    return {"locale": locale, "groups": groups, "updatedAt": updated_at}

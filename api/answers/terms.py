@@ -1,0 +1,219 @@
+"""What a reader's question says, as terms the FAQ's search vectors hold.
+
+A query is folded and split like indexed text (``api.search``): each word is kept as it is
+(the ``simple`` lexeme every vector holds) and, in a language PostgreSQL stems, by its stem
+(PyStemmer runs the Snowball stemmers PostgreSQL's configurations use, so ``refunds`` and the
+indexed ``refund`` meet). Stopwords of that language drop out: ``how do I`` names nothing.
+
+Typos (``Corrector``) follow Meilisearch's thresholds: a word of 5 to 8 letters may be one
+edit away from a word of the org's own vocabulary (or, in English, of the embedder's
+dictionary), a word of 9 or more two edits (optimal string alignment: a swap of two letters
+is one edit), found with rapidfuzz; a known word is never corrected, and among equally close
+words the org's own, then the most frequent, wins.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import Stemmer
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
+
+from api.search import config_for, fold
+
+MAX_WORDS = 32
+_WORD = re.compile(r"[a-z0-9]+")
+
+# The PostgreSQL configuration's Snowball algorithm of each stemmed language (``api.search``).
+_ALGORITHMS = {
+    "catalan": "catalan",
+    "danish": "danish",
+    "german": "german",
+    "english": "english",
+    "spanish": "spanish",
+    "basque": "basque",
+    "finnish": "finnish",
+    "french": "french",
+    "irish": "irish",
+    "hungarian": "hungarian",
+    "indonesian": "indonesian",
+    "italian": "italian",
+    "lithuanian": "lithuanian",
+    "norwegian": "norwegian",
+    "dutch": "dutch",
+    "portuguese": "portuguese",
+    "romanian": "romanian",
+    "swedish": "swedish",
+    "turkish": "turkish",
+}
+
+
+@lru_cache(maxsize=32)
+def stemmer_for(locale: str | None) -> Stemmer.Stemmer | None:
+    name = config_for(locale)
+    if name is None or name not in _ALGORITHMS:
+        return None
+    return Stemmer.Stemmer(_ALGORITHMS[name])
+
+
+def words_of(text: str) -> list[str]:
+    """The searchable words of ``text``, folded (``Café`` -> ``cafe``), at most MAX_WORDS."""
+    return _WORD.findall(fold(text))[:MAX_WORDS]
+
+
+def typo_budget(word: str) -> int:
+    """Meilisearch's default: no typo under 5 letters, one from 5, two from 9."""
+    if len(word) >= 9:
+        return 2
+    if len(word) >= 5:
+        return 1
+    return 0
+
+
+@dataclass
+class QueryTerms:
+    """A query's words (after corrections and synonyms) and the lexemes that match them."""
+
+    words: list[str]
+    # What the query asks for: each meaningful word's lexeme (its stem in a stemmed language,
+    # else itself) as a concept of one, and each synonym group it names as one concept whose
+    # alternatives are the lexemes of all the group's members.
+    concepts: list[list[str]] = field(default_factory=list)
+    corrections: dict[str, str] = field(default_factory=dict)
+    synonyms: list[str] = field(default_factory=list)
+
+    @property
+    def lexemes(self) -> list[str]:
+        return list(dict.fromkeys(lexeme for concept in self.concepts for lexeme in concept))
+
+    def text(self) -> str:
+        """The query as words, corrected and with its synonyms: what is embedded."""
+        return " ".join([*self.words, *self.synonyms])
+
+
+class _Index:
+    """Words by length, with their frequencies (a corrector's search space)."""
+
+    def __init__(self, frequencies: Mapping[str, int]) -> None:
+        self.frequencies = frequencies
+        self.by_length: dict[int, list[str]] = {}
+        for word in frequencies:
+            if word.isalpha():
+                self.by_length.setdefault(len(word), []).append(word)
+
+    def closest(self, word: str, budget: int) -> list[tuple[int, int, str]]:
+        """(distance, -frequency, word) of the words at most ``budget`` edits away."""
+        found = []
+        for length in range(len(word) - budget, len(word) + budget + 1):
+            choices = self.by_length.get(length)
+            if not choices:
+                continue
+            for candidate, distance, _index in process.extract(
+                word, choices, scorer=OSA.distance, score_cutoff=budget, limit=8
+            ):
+                found.append((int(distance), -self.frequencies.get(candidate, 0), candidate))
+        return found
+
+
+@lru_cache(maxsize=1)
+def english_words() -> _Index:
+    """Whole English words the default embedder knows: the word tokens (``▁word``) of
+    WordLlama's tokenizer, shipped in its wheel (an earlier token is a more frequent word).
+    A query word a reader misspelt that the FAQ does not contain (``wnating``) is corrected
+    against these, so its embedding is not noise; empty when wordllama is not installed."""
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or not spec.submodule_search_locations:
+        return _Index({})
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    path = folder / "tokenizers" / "l2_supercat_tokenizer_config.json"
+    if not path.is_file():
+        return _Index({})
+    vocab: dict[str, int] = json.loads(path.read_bytes())["model"]["vocab"]
+    words: dict[str, int] = {}
+    for token, rank in vocab.items():
+        word = token[1:].lower()
+        if token.startswith("\u2581") and len(word) >= 4 and word.isascii() and word.isalpha():
+            words[word] = max(words.get(word, 0), len(vocab) - rank)
+    return _Index(words)
+
+
+class Corrector:
+    """Corrections against one org's vocabulary (``Vocabulary.frequencies``) and, for English,
+    the embedder's dictionary (``english_words``): a word either knows is never corrected;
+    the closest word wins, then the org's own over the dictionary's, then the most frequent."""
+
+    def __init__(self, frequencies: dict[str, int], general: _Index | None = None) -> None:
+        self._org = _Index(frequencies)
+        self._general = general
+
+    def correct(self, word: str) -> str | None:
+        """The word ``word`` was probably meant to be, or None."""
+        budget = typo_budget(word)
+        if budget == 0 or not word.isalpha() or word in self._org.frequencies:
+            return None
+        if self._general is not None and word in self._general.frequencies:
+            return None
+        found = [(d, 0, f, w) for d, f, w in self._org.closest(word, budget)]
+        if self._general is not None:
+            found += [(d, 1, f, w) for d, f, w in self._general.closest(word, budget)]
+        return min(found)[3] if found else None
+
+
+def analyse(
+    q: str,
+    locale: str | None,
+    stopwords: frozenset[str],
+    corrector: Corrector | None,
+    synonyms: list[list[str]],
+) -> QueryTerms:
+    """Words, concepts, corrections and synonyms of the query ``q`` in ``locale``."""
+    words = words_of(q)
+    corrections: dict[str, str] = {}
+    if corrector is not None:
+        for index, word in enumerate(words):
+            fixed = corrector.correct(word)
+            if fixed is not None:
+                corrections[word] = fixed
+                words[index] = fixed
+    stemmer = stemmer_for(locale)
+
+    def lexemes_of(some: list[str]) -> list[str]:
+        found = (stemmer.stemWord(w) if stemmer is not None else w for w in some)
+        return [lx for lx in dict.fromkeys(found) if lx and lx not in stopwords]
+
+    kept = [w for w in words if w not in stopwords]
+    named, extra = matched_synonyms(words, synonyms)
+    in_groups = {w for group in named for member in group for w in member.split()}
+    concepts = [[lexeme] for lexeme in lexemes_of([w for w in kept if w not in in_groups])]
+    for group in named:
+        alternatives = lexemes_of([w for member in group for w in member.split()])
+        if alternatives:
+            concepts.append(alternatives)
+    return QueryTerms(words=words, concepts=concepts, corrections=corrections, synonyms=extra)
+
+
+def matched_synonyms(
+    words: list[str], groups: list[list[str]]
+) -> tuple[list[list[str]], list[str]]:
+    """The groups one of whose members the query says (a member of several words matches as
+    a phrase), each as its members' folded words, and the words of their other members."""
+    text = f" {' '.join(words)} "
+    named: list[list[str]] = []
+    extra: list[str] = []
+    for group in groups:
+        folded = [" ".join(words_of(member)) for member in group]
+        if not any(member and f" {member} " in text for member in folded):
+            continue
+        named.append([member for member in folded if member])
+        for member in folded:
+            if f" {member} " in text:
+                continue
+            extra.extend(w for w in member.split() if w not in words and w not in extra)
+    return named, extra

@@ -1,0 +1,94 @@
+"""Question embeddings, off the request path (issue 28).
+
+The outbox relay (``tasks/relay.py``) sees every committed question event; for each batch it
+relays, ``queue_embeddings`` sends one ``embeddings.embed_questions`` message with the
+batch's question ids once the relay's transaction has committed. The actor brings those
+questions' embeddings up to date (``api/answers/vector_store.py``: unchanged text is skipped
+by its hash, deleted questions and translations lose theirs). Nothing on a request waits for
+it: a question without its embedding yet is still found lexically. A message lost (Redis
+down at that moment) leaves the question to the backfill: ``embeddings.backfill`` (and
+``faq embeddings backfill [SLUG]``) embeds every question of an org in bounded batches, also
+after a model change, then removes the previous model's rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from api.answers.embedder import Embedder, current_embedder
+from api.answers.semantic import semantic_status
+from api.answers.vector_store import EmbedCounts, backfill, embed_questions
+from tasks.db import worker_engine
+from tasks.registry import actor
+from tenancy.orgs import org_schema
+from tenancy.queue import enqueue_after_commit
+from tenancy.settings import get_settings
+
+log = structlog.get_logger(__name__)
+
+EMBED_ACTOR = "embeddings.embed_questions"
+BACKFILL_ACTOR = "embeddings.backfill"
+
+
+def question_ids_of(events: Iterable[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """The questions that ``(event, data)`` pairs changed: question events carry the question
+    (``id``), translation events its ``questionId``."""
+    ids: set[str] = set()
+    for event, data in events:
+        if event.startswith("question."):
+            question_id = data.get("questionId") or data.get("id")
+            if isinstance(question_id, str):
+                ids.add(question_id)
+    return sorted(ids)
+
+
+def queue_embeddings(
+    session: AsyncSession, org_id: str, events: Iterable[tuple[str, Mapping[str, Any]]]
+) -> None:
+    """In the relay's transaction: once it commits, embed the questions its events changed."""
+    if not get_settings().faq_semantic_search:
+        return
+    ids = question_ids_of(events)
+    if ids:
+        enqueue_after_commit(session, f"embeddings:{org_id}", EMBED_ACTOR, org_id, ids)
+
+
+async def embed_org_questions(
+    engine: AsyncEngine, org_id: str, question_ids: Sequence[str], embedder: Embedder | None = None
+) -> EmbedCounts:
+    """What the actor does (tests and the bench call it directly)."""
+    schema = await org_schema(engine, org_id)
+    if schema is None or not (await semantic_status(engine)).available:
+        return EmbedCounts()
+    return await embed_questions(engine, schema, question_ids, embedder or current_embedder())
+
+
+async def backfill_org(
+    engine: AsyncEngine, org_id: str, embedder: Embedder | None = None
+) -> EmbedCounts:
+    schema = await org_schema(engine, org_id)
+    if schema is None or not (await semantic_status(engine)).available:
+        return EmbedCounts()
+    counts = await backfill(engine, schema, embedder or current_embedder())
+    log.info(
+        "embeddings_backfilled",
+        org_id=org_id,
+        embedded=counts.embedded,
+        unchanged=counts.unchanged,
+        deleted=counts.deleted,
+    )
+    return counts
+
+
+@actor(EMBED_ACTOR, max_retries=5, min_backoff=1_000, max_backoff=60_000)
+async def embed_questions_actor(org_id: str, question_ids: list[str]) -> None:
+    await embed_org_questions(worker_engine(), org_id, question_ids)
+
+
+@actor(BACKFILL_ACTOR, max_retries=3, min_backoff=5_000, max_backoff=300_000)
+async def backfill_actor(org_id: str) -> None:
+    await backfill_org(worker_engine(), org_id)

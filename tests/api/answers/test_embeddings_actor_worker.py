@@ -1,0 +1,71 @@
+"""The real thing (issue 28): a ``faq worker`` process relays the outbox after a request
+commits and embeds the question; nothing waits for it on the request."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from api.answers.embedder import WORDLLAMA_MODEL
+from tenancy.db import tenant_session
+from tests.api.questions.helpers import create
+from tests.fixtures.orgs import OrgClient
+from tests.fixtures.receiver import WORKER_ENV, Process
+from tests.fixtures.services import Services
+
+
+@pytest.fixture(scope="module")
+def worker(services: Services) -> Iterator[Process]:
+    folder = services.root / "embeddings-worker"
+    folder.mkdir(exist_ok=True)
+    env = {**os.environ, **WORKER_ENV}
+    process = Process(
+        "worker",
+        [sys.executable, "-m", "tasks.cli", "worker", "--processes", "1", "--threads", "2"],
+        env,
+        folder / "worker.log",
+    )
+    process.start(ready="Worker process is ready")
+    yield process
+    process.kill()
+
+
+async def embeddings_of(engine: AsyncEngine, org: OrgClient) -> dict[str, str]:
+    async with tenant_session(engine, org.info.schema_name) as session:
+        rows = await session.execute(
+            text("SELECT question_id, content_hash FROM question_embeddings WHERE model = :m"),
+            {"m": WORDLLAMA_MODEL},
+        )
+        return {row.question_id: row.content_hash for row in rows}
+
+
+async def eventually(
+    engine: AsyncEngine, org: OrgClient, check: object, timeout: float = 60
+) -> dict[str, str]:
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = await embeddings_of(engine, org)
+        if check(rows):  # type: ignore[operator]
+            return rows
+        if time.monotonic() > deadline:
+            raise AssertionError(f"embeddings not as expected in time: {rows}")
+        await asyncio.sleep(0.2)
+
+
+async def test_the_worker_embeds_after_commit_and_follows_changes(
+    worker: Process, engine: AsyncEngine, org: OrgClient
+) -> None:
+    q = await create(org, title="What is your refund policy?", answer="Paid within 30 days.")
+    first = await eventually(engine, org, lambda rows: q["id"] in rows)
+    r = await org.patch(f"/questions/{q['id']}", json={"answer": "Paid within 14 days."})
+    assert r.status_code == 200
+    await eventually(engine, org, lambda rows: rows.get(q["id"]) not in (None, first[q["id"]]))
+    assert (await org.delete(f"/questions/{q['id']}")).status_code == 204
+    await eventually(engine, org, lambda rows: q["id"] not in rows)
