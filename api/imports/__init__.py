@@ -1,0 +1,1 @@
+"""Imports: other vendors' help centers, CSV, Markdown and our own bundles, as a job."""

@@ -1,0 +1,94 @@
+"""What every parser is told about the import it reads for."""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from api.imports.conversion import LOOKAHEAD, converters
+from api.imports.html import to_markdown
+from api.imports.items import Item, Note, QuestionItem, TranslationItem
+
+Pending = tuple[Future[tuple[str, list[str]]], str, str, str, list[Note]]
+
+
+@dataclass(frozen=True)
+class ParseContext:
+    default_locale: str  # the org's: a translation into it is the resource itself
+    convert: bool = True  # False: a syntax check only (the request's), no HTML conversion
+    # True: bodies convert in the converter processes; read the items through ``resolved``.
+    ahead: bool = False
+    pending: dict[str, Pending] = field(default_factory=dict)
+    _tokens: Iterator[int] = field(default_factory=itertools.count)
+
+    def markdown(self, html: str | None, item: str, field: str, notes: list[Note]) -> str:
+        """Vendor HTML as Markdown; what it loses becomes ``notes`` of the item. Ahead: a
+        token the item holds until ``resolved`` puts the Markdown in its place."""
+        if not html:
+            return ""
+        if not self.convert:
+            return html
+        if self.ahead:
+            token = f"\x00html:{next(self._tokens)}"
+            future = converters().submit(to_markdown, html)
+            self.pending[token] = (future, html, item, field, notes)
+            return token
+        markdown, issues = to_markdown(html)
+        notes.extend(Note(item, field, issue) for issue in issues)
+        return markdown
+
+    def _take(self, token: str) -> str:
+        future, html, item, field_, notes = self.pending.pop(token)
+        try:
+            markdown, issues = future.result()
+        except Exception:  # a converter process died: convert here instead
+            markdown, issues = to_markdown(html)
+        notes.extend(Note(item, field_, issue) for issue in issues)
+        return markdown
+
+    def _finish(self, item: Any) -> Item:
+        if isinstance(item, QuestionItem) and item.answer in self.pending:
+            item.answer = self._take(item.answer)
+        elif isinstance(item, TranslationItem):
+            for key, value in item.fields.items():
+                if isinstance(value, str) and value in self.pending:
+                    item.fields[key] = self._take(value)
+        return item  # type: ignore[no-any-return]
+
+    def resolved(self, items: Iterator[Item]) -> Iterator[Item]:
+        """``items`` in order, each with its Markdown, read up to ``LOOKAHEAD`` ahead."""
+        window: deque[Item] = deque()
+        for item in items:
+            window.append(item)
+            if len(window) > LOOKAHEAD:
+                yield self._finish(window.popleft())
+        while window:
+            yield self._finish(window.popleft())
+
+
+MAX_CATEGORIES = 20_000  # categories of one upload (held to be ordered parents first)
+
+
+def parents_first(items: list[tuple[str, str | None, object]]) -> list[object]:
+    """``(source, parent source, item)`` ordered so a parent comes before its children
+    (a parent not in the list, or a cycle, leaves the rest in file order)."""
+    by_source = {source: (parent, item) for source, parent, item in items}
+    done: set[str] = set()
+    ordered: list[object] = []
+    for source, _parent, _item in items:
+        chain: list[str] = []
+        current: str | None = source
+        while current is not None and current in by_source and current not in done:
+            if current in chain:
+                break
+            chain.append(current)
+            current = by_source[current][0]
+        for name in reversed(chain):
+            if name not in done:
+                done.add(name)
+                ordered.append(by_source[name][1])
+    return ordered

@@ -1,0 +1,54 @@
+"""Vendor HTML converted in a process of its own, ahead of the writer: the parser thread hands
+each body to the converter and goes on; ``ParseContext.resolved`` waits for a body only when
+its item is due (at most ``LOOKAHEAD`` items later). Conversion is most of an import's CPU:
+off the worker's process, it no longer competes with the writer for the interpreter."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from api.search import searchable
+
+LOOKAHEAD = 128  # items parsed whose bodies may be converting at once, at most
+# Converters yield the CPU to requests (of every org) when it is short: an import is batch
+# work, its readers' and writers' latency is not.
+NICENESS = 10
+_lock = threading.Lock()
+_pool: ProcessPoolExecutor | None = None
+
+
+def converters() -> ProcessPoolExecutor:
+    """This process's converters (made on first use; spawned, so no lock or connection of
+    this process is inherited): one per core, at most four. The writer mostly waits for
+    PostgreSQL meanwhile, so a core each keeps the converters ahead of it."""
+    global _pool
+    with _lock:
+        if _pool is None:
+            workers = max(1, min(4, os.cpu_count() or 2))
+            _pool = ProcessPoolExecutor(
+                workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=os.nice,
+                initargs=(NICENESS,),
+            )
+        return _pool
+
+
+def words_of(texts: list[str]) -> list[str]:
+    """``searchable`` of each text (the words a question is indexed by), run in a converter
+    process for a whole batch: folding an answer costs about as much as writing it."""
+    return [searchable(text) for text in texts]
+
+
+async def words_in_converters(texts: list[str]) -> list[str]:
+    """``words_of(texts)`` in a converter process, the loop free meanwhile (here when the
+    converters are gone)."""
+    try:
+        return await asyncio.get_running_loop().run_in_executor(converters(), words_of, texts)
+    except BrokenProcessPool:
+        return words_of(texts)

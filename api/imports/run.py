@@ -1,0 +1,252 @@
+"""Imports, the actor's half (``imports.run``): the stored upload parsed in a thread and
+written in batches, each batch one transaction (a dry run: one transaction, rolled back), the
+job's counts and progress updated with each batch, and one ``import.completed`` event at the
+end instead of an event per question (unless the import asked for them)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from sqlalchemy import ColumnElement, delete, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from api.imports.context import ParseContext
+from api.imports.formats import FORMATS
+from api.imports.items import Item, MalformedUpload
+from api.imports.models import Import
+from api.imports.report import Report
+from api.imports.service import (
+    CANCELLED,
+    FAILED,
+    QUEUED,
+    RUNNING,
+    SUCCEEDED,
+    import_public,
+)
+from api.imports.upload import UploadReader, chunk_fetcher, drop_upload, parse_in_thread
+from api.imports.writer import Writer
+from tenancy.audit import AUDIT_EVENT, Actor
+from tenancy.clock import utcnow
+from tenancy.context import OrgContext
+from tenancy.db import shared_session, tenant_session
+from tenancy.models import Organization
+from tenancy.outbox import OUTBOX, record_events
+from tenancy.transactions import commit
+
+log = structlog.get_logger(__name__)
+BATCH_ITEMS = 200  # items of one transaction
+COMPLETED_EVENT = "import.completed"
+
+
+@dataclasses.dataclass(frozen=True)
+class ImportOrgContext(OrgContext):
+    """The org as the import's requester acted: its actor is the one stored with the job (a
+    key's, or the CLI's)."""
+
+    acting: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def actor(self) -> Actor:
+        return dict(self.acting)
+
+
+async def org_context(engine: AsyncEngine, org_id: str, actor: Actor) -> ImportOrgContext:
+    async with shared_session(engine) as session:
+        org = (
+            await session.execute(
+                select(
+                    Organization.id,
+                    Organization.slug,
+                    Organization.plan,
+                    Organization.schema_name,
+                    Organization.default_locale,
+                    Organization.locales,
+                ).where(Organization.id == org_id)
+            )
+        ).one()
+        await session.rollback()
+    return ImportOrgContext(
+        org.id,
+        org.slug,
+        org.plan,
+        org.schema_name,
+        actor.get("id", "") if actor.get("type") == "apiKey" else "",
+        ("admin",),
+        org.default_locale,
+        tuple(org.locales),
+        acting=tuple(sorted(actor.items())),
+    )
+
+
+def _events_of(ids: list[str]) -> ColumnElement[bool]:
+    data = OUTBOX.c.data
+    return or_(
+        data["id"].astext.in_(ids),
+        data["questionId"].astext.in_(ids),
+        data["categoryId"].astext.in_(ids),
+    )
+
+
+async def suppress_events(session: AsyncSession, ids: set[str]) -> None:
+    """Drop the webhook events this transaction wrote about ``ids`` (their audit events
+    stay): an import is one ``import.completed`` event. The rows are this transaction's own
+    (``created_at`` is its start time, ``now()``; no other transaction's are visible
+    uncommitted), so nothing another writer recorded is touched."""
+    if not ids:
+        return
+    await session.execute(
+        delete(OUTBOX).where(
+            OUTBOX.c.event != AUDIT_EVENT,
+            OUTBOX.c.created_at == func.now(),
+            _events_of(sorted(ids)),
+        )
+    )
+
+
+class Run:
+    def __init__(self, engine: AsyncEngine, org: ImportOrgContext, job: Import) -> None:
+        self.engine = engine
+        self.org = org
+        self.job = job
+        self.report = Report()
+        self.writer = Writer(org, self.report)
+        self.per_question_events = bool(job.options.get("perQuestionEvents"))
+        self.cancelled = False
+        self.reader: UploadReader | None = None
+        self.progress: Callable[[int, int], None] | None = None  # (bytes read, items)
+
+    def session(self) -> AsyncSession:
+        return tenant_session(self.engine, self.org.schema_name)
+
+    async def _save(self, session: AsyncSession, **values: Any) -> bool:
+        """The job's report so far (and ``values``); True when a cancel was asked."""
+        assert self.reader is not None
+        row = (
+            await session.execute(
+                update(Import)
+                .where(Import.id == self.job.id)
+                .values(
+                    counts=self.report.counts,
+                    errors=self.report.errors,
+                    notes=self.report.warnings,
+                    progress={"items": self.report.items, "bytesRead": self.reader.tell()},
+                    **values,
+                )
+                .returning(Import.cancel_requested)
+            )
+        ).one()
+        return bool(row.cancel_requested)
+
+    async def _write_batch(self, session: AsyncSession, batch: list[Item]) -> None:
+        await self.writer.write_batch(session, batch)
+        self.report.items += len(batch)
+        if not self.per_question_events:
+            await suppress_events(session, self.writer.touched)
+        self.writer.touched.clear()
+
+    async def batch(self, batch: list[Item], dry: AsyncSession | None) -> None:
+        if dry is not None:
+            await self._write_batch(dry, batch)
+            async with self.session() as saving:
+                self.cancelled = await self._save(saving)
+                await commit(saving)
+        else:
+            async with self.session() as session:
+                await self._write_batch(session, batch)
+                self.cancelled = await self._save(session)
+                await commit(session)
+        if self.progress is not None and self.reader is not None:
+            self.progress(self.reader.tell(), self.report.items)
+
+    async def run(self) -> None:
+        fmt = FORMATS[self.job.format]
+        loop = asyncio.get_running_loop()
+        self.reader = UploadReader(
+            loop,
+            chunk_fetcher(self.engine, self.org.schema_name, self.job.id),
+            self.job.size_bytes,
+        )
+        context = ParseContext(self.org.default_locale, ahead=True)
+        dry = self.session() if self.job.dry_run else None
+        try:
+            batch: list[Item] = []
+            items = parse_in_thread(
+                self.reader, lambda file: context.resolved(fmt.parse(file, context))
+            )
+            async for item in items:
+                batch.append(item)
+                if len(batch) >= BATCH_ITEMS:
+                    await self.batch(batch, dry)
+                    batch = []
+                    if self.cancelled:
+                        await items.aclose()
+                        break
+            if batch and not self.cancelled:
+                await self.batch(batch, dry)
+        finally:
+            if dry is not None:
+                await dry.rollback()
+                await dry.close()
+
+    async def finish(self, status: str, error: str | None = None) -> dict[str, Any]:
+        if error is not None:
+            self.report.fail("import", "body", error)
+        async with self.session() as session:
+            await self._save(session, status=status, finished_at=utcnow())
+            await drop_upload(session, self.job.id)
+            job = (
+                await session.execute(select(Import).where(Import.id == self.job.id))
+            ).scalar_one()
+            await session.refresh(job)
+            public = import_public(job)
+            if not self.job.dry_run and status != FAILED:
+                await record_events(session, self.org.id, [(COMPLETED_EVENT, public)])
+            await commit(session)
+        return public
+
+
+async def schema_of(engine: AsyncEngine, org_id: str) -> str | None:
+    async with shared_session(engine) as session:
+        schema = (
+            await session.execute(select(Organization.schema_name).where(Organization.id == org_id))
+        ).scalar_one_or_none()
+        await session.rollback()
+    return schema
+
+
+async def run_import(
+    engine: AsyncEngine,
+    org_id: str,
+    import_id: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any] | None:
+    """Run a queued import (a message delivered twice runs it once); returns its report."""
+    schema = await schema_of(engine, org_id)
+    if schema is None:
+        return None
+    async with tenant_session(engine, schema) as session:
+        job = (
+            await session.execute(
+                select(Import).where(Import.id == import_id).with_for_update(skip_locked=True)
+            )
+        ).scalar_one_or_none()
+        if job is None or job.status != QUEUED:
+            return None  # another run has it (or had it): a message delivered twice
+        job.status = RUNNING
+        job.started_at = job.started_at or utcnow()
+        await session.flush()
+        await commit(session)
+    run = Run(engine, await org_context(engine, org_id, job.actor), job)
+    run.progress = progress
+    try:
+        await run.run()
+    except MalformedUpload as exc:
+        return await run.finish(FAILED, exc.message)
+    except Exception:
+        log.exception("import_failed", org_id=org_id, import_id=import_id)
+        return await run.finish(FAILED, "the import stopped on an internal error")
+    return await run.finish(CANCELLED if run.cancelled else SUCCEEDED)

@@ -1,0 +1,485 @@
+"""Each parsed item written through the services an API write goes through (revisions,
+audit entries, slugs, plan caps behave alike), in a savepoint of its own: a failing item is
+reported (``{item, field, issue}``) and the others go on.
+
+Re-running an import updates what it created: ``external_refs`` maps each item's source to the
+resource made of it; a live resource is compared and updated (``updated``) or left
+(``unchanged``); a deleted one is made again."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import select, tuple_
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from api.categories import service as categories
+from api.categories.models import Category
+from api.categories.schemas import CategoryCreate
+from api.errors import SlugConflict
+from api.imports.bulk import NewQuestions
+from api.imports.items import (
+    CategoryItem,
+    Invalid,
+    Item,
+    Note,
+    QuestionItem,
+    SettingsItem,
+    TranslationItem,
+)
+from api.imports.models import ExternalRef
+from api.imports.report import Report
+from api.questions import service as questions
+from api.questions.models import Question
+from api.questions.queries import load
+from api.questions.schemas import QuestionCreate
+from api.settings.service import update_settings
+from api.slugs import slugify, with_suffix
+from api.translations import service as translations
+from api.translations.models import CategoryTranslation, QuestionTranslation
+from api.translations.schemas import CategoryTranslationBody, QuestionTranslationBody
+from tenancy.context import OrgContext
+from tenancy.errors import ServiceError
+from tenancy.models import Organization
+
+SLUG_TRIES = 20
+CATEGORY_SLUG_MAX = 100
+QUESTION_SLUG_MAX = 200
+
+
+class ItemFailed(Exception):
+    def __init__(self, field: str, issue: str) -> None:
+        super().__init__(issue)
+        self.field = field
+        self.issue = issue
+
+
+def _status_of(question: Question) -> str:
+    if question.status == "draft" and question.scheduled_publish_at is not None:
+        return "scheduled"
+    return question.status
+
+
+class Writer:
+    """Writes items for one org; remembers the categories it resolved (ids only)."""
+
+    def __init__(self, org: OrgContext, report: Report) -> None:
+        self.org = org
+        self.report = report
+        self._categories: dict[str, str] = {}  # source or name/slug -> category id
+        self.touched: set[str] = set()  # ids written in the current transaction
+        self._refs: dict[tuple[str, str], str | None] = {}  # this batch's sources, known
+        self._pending: dict[tuple[str, str], str] = {}  # sources to remember at its end
+        self._made = 0  # categories made by name (CSV, Markdown) in this batch
+        self._new = NewQuestions()  # this batch's new questions, created together
+        self._bulk = False  # True while a batch is written whole (not item by item)
+
+    # ---- a batch ----------------------------------------------------------------------------
+
+    async def write_batch(self, session: AsyncSession, items: list[Item]) -> None:
+        """The items in one savepoint, their sources read and written in one statement each;
+        when any item fails, the savepoint is rolled back and the items written again, each
+        in a savepoint of its own (so a failing item costs its batch, not the import)."""
+        saved = (dict(self._categories), set(self.touched))
+        outcomes: list[tuple[str, list[Note]]] = []
+        try:
+            self._bulk = True
+            async with session.begin_nested():
+                await self._prefetch(session, items)
+                for item in items:
+                    if isinstance(item, Invalid):
+                        raise ItemFailed(item.field, item.issue)
+                    if not isinstance(item, QuestionItem):  # it may refer to a new one
+                        await self._new.flush(session, self.org)
+                    notes = list(item.notes)
+                    outcomes.append((await self._write(session, item, notes), notes))
+                await self._new.flush(session, self.org)
+                await self._flush_refs(session)
+        except (ItemFailed, ValidationError, ServiceError):
+            self._categories, self.touched = saved
+            self._made = 0
+            self._bulk = False
+            self._new.clear()
+            await self._prefetch(session, items)
+            for item in items:
+                await self.write(session, item)
+            await self._flush_refs(session)
+        else:
+            self._bulk = False
+            for outcome, notes in outcomes:
+                self.report.count(outcome)
+                for note in notes:
+                    self.report.warn(note)
+        for _ in range(self._made):
+            self.report.count("created")
+        self._made = 0
+
+    async def _prefetch(self, session: AsyncSession, items: list[Item]) -> None:
+        self._pending = {}
+        wanted: set[tuple[str, str]] = set()
+        for item in items:
+            if isinstance(item, CategoryItem):
+                wanted.add(("category", item.source))
+            elif isinstance(item, QuestionItem):
+                wanted.add(("question", item.source))
+            elif isinstance(item, TranslationItem):
+                wanted.add((item.kind, item.source))
+        self._refs = dict.fromkeys(wanted)
+        if not wanted:
+            return
+        rows = await session.execute(
+            select(ExternalRef.kind, ExternalRef.external_id, ExternalRef.resource_id).where(
+                tuple_(ExternalRef.kind, ExternalRef.external_id).in_(sorted(wanted))
+            )
+        )
+        for kind, source, resource_id in rows:
+            self._refs[(kind, source)] = resource_id
+
+    async def _flush_refs(self, session: AsyncSession) -> None:
+        if not self._pending:
+            return
+        stmt = insert(ExternalRef).values(
+            [
+                {"kind": kind, "external_id": source, "resource_id": id_}
+                for (kind, source), id_ in sorted(self._pending.items())
+            ]
+        )
+        await session.execute(
+            stmt.on_conflict_do_update(
+                index_elements=[ExternalRef.kind, ExternalRef.external_id],
+                set_={"resource_id": stmt.excluded.resource_id},
+            )
+        )
+        self._pending = {}
+
+    # ---- one item ---------------------------------------------------------------------------
+
+    async def write(self, session: AsyncSession, item: Item) -> None:
+        if isinstance(item, Invalid):
+            self.report.fail(item.source, item.field, item.issue)
+            return
+        notes: list[Note] = list(item.notes)
+        try:
+            async with session.begin_nested():
+                outcome = await self._write(session, item, notes)
+        except ItemFailed as exc:
+            self.report.fail(item.source, exc.field, exc.issue)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(str(p) for p in error["loc"]) or "item"
+            self.report.fail(item.source, field, error["msg"])
+        except ServiceError as exc:
+            field = exc.details[0]["field"] if exc.details else "item"
+            self.report.fail(item.source, field, f"{exc.code}: {exc.message}")
+        else:
+            self.report.count(outcome)
+            for note in notes:
+                self.report.warn(note)
+
+    async def _write(self, session: AsyncSession, item: Item, notes: list[Note]) -> str:
+        if isinstance(item, CategoryItem):
+            return await self._category(session, item, notes)
+        if isinstance(item, QuestionItem):
+            return await self._question(session, item, notes)
+        if isinstance(item, TranslationItem):
+            return await self._translation(session, item)
+        assert isinstance(item, SettingsItem)
+        return await self._settings(session, item)
+
+    # ---- sources ----------------------------------------------------------------------------
+
+    async def _ref(self, session: AsyncSession, kind: str, source: str) -> str | None:
+        if (kind, source) in self._refs:
+            return self._refs[(kind, source)]
+        return (
+            await session.execute(
+                select(ExternalRef.resource_id).where(
+                    ExternalRef.kind == kind, ExternalRef.external_id == source
+                )
+            )
+        ).scalar_one_or_none()
+
+    async def _remember(self, session: AsyncSession, kind: str, source: str, id_: str) -> None:
+        """Written with the batch's others (``_flush_refs``); known to its later items now."""
+        self._pending[(kind, source)] = id_
+        self._refs[(kind, source)] = id_
+        self.touched.add(id_)
+
+    # ---- categories -------------------------------------------------------------------------
+
+    async def _live_category(self, session: AsyncSession, id_: str | None) -> Category | None:
+        if id_ is None:
+            return None
+        return (
+            await session.execute(select(Category).where(Category.id == id_, categories.LIVE))
+        ).scalar_one_or_none()
+
+    async def _default_category(self, session: AsyncSession) -> str:
+        if "" not in self._categories:
+            self._categories[""] = (
+                await session.execute(
+                    select(Category.id).where(Category.is_default, categories.LIVE)
+                )
+            ).scalar_one()
+        return self._categories[""]
+
+    async def category_of_source(self, session: AsyncSession, source: str) -> str:
+        found = self._categories.get(source)
+        if found is None:
+            id_ = await self._ref(session, "category", source)
+            if await self._live_category(session, id_) is None:
+                raise ItemFailed("category", f"no imported category {source}")
+            assert id_ is not None
+            self._categories[source] = found = id_
+        return found
+
+    async def _category(self, session: AsyncSession, item: CategoryItem, notes: list[Note]) -> str:
+        parent = await self.category_of_source(session, item.parent) if item.parent else None
+        current = await self._live_category(
+            session,
+            await self._default_category(session)
+            if item.is_default
+            else await self._ref(session, "category", item.source),
+        )
+        if current is not None:
+            wanted = {
+                "name": item.name,
+                "description": item.description,
+                "order": item.order,
+                "parentId": None if current.is_default else parent,
+            }
+            now = {
+                "name": current.name,
+                "description": current.description,
+                "order": current.sort_order,
+                "parentId": current.parent_id,
+            }
+            changes = {k: v for k, v in wanted.items() if now[k] != v}
+            if changes:
+                await categories.update_category(session, self.org, current.id, changes)
+            await self._remember(session, "category", item.source, current.id)
+            self._categories[item.source] = current.id
+            return "updated" if changes else "unchanged"
+        body: dict[str, Any] = {"name": item.name, "order": item.order, "parentId": parent}
+        if item.description is not None:
+            body["description"] = item.description
+        created = await self._with_free_slug(
+            session,
+            item,
+            notes,
+            item.slug,
+            CATEGORY_SLUG_MAX,
+            lambda slug: categories.create_category(
+                session, self.org, CategoryCreate.model_validate({**body, "slug": slug})
+            ),
+        )
+        await self._remember(session, "category", item.source, created["id"])
+        self._categories[item.source] = created["id"]
+        return "created"
+
+    async def _with_free_slug(
+        self,
+        session: AsyncSession,
+        item: CategoryItem | QuestionItem,
+        notes: list[Note],
+        slug: str | None,
+        max_length: int,
+        create: Any,
+    ) -> dict[str, Any]:
+        """``create(slug)``; a taken manual slug gets the usual ``-2``, ``-3``, ... suffix,
+        and a note of the report."""
+        if slug is None:
+            result: dict[str, Any] = await create(None)
+            return result
+        base = slugify(slug, max_length) or slug
+        for n in range(1, SLUG_TRIES + 1):
+            candidate = with_suffix(base, n, max_length)
+            try:
+                async with session.begin_nested():
+                    result = await create(candidate)
+            except SlugConflict:
+                continue
+            if candidate != slug:
+                notes.append(Note(item.source, "slug", f"{slug} is taken: {candidate} used"))
+            return result
+        raise ItemFailed("slug", f"{slug} and its next {SLUG_TRIES} suffixes are taken")
+
+    async def _category_by_ref(self, session: AsyncSession, ref: str) -> str:
+        """CSV and Markdown: a category by slug or name (case-insensitive); made when none."""
+        key = "ref:" + ref.lower()
+        if key in self._categories:
+            return self._categories[key]
+        found = (
+            await session.execute(
+                select(Category.id)
+                .where(
+                    categories.LIVE,
+                    (Category.slug == ref) | (Category.name.ilike(ref.replace("%", r"\%"))),
+                )
+                .order_by(Category.slug != ref, Category.id)
+                .limit(1)
+            )
+        ).scalar_one_or_none()
+        if found is None:
+            created = await categories.create_category(
+                session, self.org, CategoryCreate.model_validate({"name": ref})
+            )
+            found = created["id"]
+            self.touched.add(found)
+            self._made += 1
+        self._categories[key] = found
+        return found
+
+    # ---- questions --------------------------------------------------------------------------
+
+    async def _question_category(self, session: AsyncSession, item: QuestionItem) -> str:
+        if item.category:
+            return await self.category_of_source(session, item.category)
+        if item.category_ref:
+            return await self._category_by_ref(session, item.category_ref)
+        return await self._default_category(session)
+
+    async def _question(self, session: AsyncSession, item: QuestionItem, notes: list[Note]) -> str:
+        category = await self._question_category(session, item)
+        id_ = await self._ref(session, "question", item.source)
+        current = None
+        if id_ is not None and id_ in self._new:  # the same source twice in one batch
+            await self._new.flush(session, self.org)
+        if id_ is not None:
+            current = (
+                await session.execute(
+                    select(Question).where(Question.id == id_, Question.deleted_at.is_(None))
+                )
+            ).scalar_one_or_none()
+        if current is not None:
+            wanted: dict[str, Any] = {
+                "title": item.title,
+                "answer": item.answer,
+                "categoryId": category,
+                "order": item.order,
+                "status": item.status,
+            }
+            now = {
+                "title": current.title,
+                "answer": current.answer,
+                "categoryId": current.category_id,
+                "order": current.sort_order,
+                "status": _status_of(current),
+            }
+            changes = {k: v for k, v in wanted.items() if now[k] != v}
+            if item.status == "scheduled":
+                changes["scheduledPublishAt"] = item.scheduled_publish_at
+            if changes:
+                QuestionCreate.model_validate(
+                    {
+                        "title": item.title,
+                        "answer": item.answer,
+                        "categoryId": category,
+                        "status": item.status,
+                        "order": item.order,
+                        "scheduledPublishAt": item.scheduled_publish_at,
+                    }
+                )
+                await questions.update_question(session, self.org, current.id, changes)
+            self.touched.add(current.id)
+            return "updated" if changes else "unchanged"
+        body: dict[str, Any] = {
+            "title": item.title,
+            "answer": item.answer,
+            "categoryId": category,
+            "status": item.status,
+            "order": item.order,
+        }
+        if item.scheduled_publish_at is not None:
+            body["scheduledPublishAt"] = item.scheduled_publish_at
+        elif self._bulk and item.slug is None:
+            parsed = QuestionCreate.model_validate({**body, "slug": None})
+            await self._remember(session, "question", item.source, self._new.add(parsed))
+            return "created"
+
+        async def create(slug: str | None) -> dict[str, Any]:
+            parsed = QuestionCreate.model_validate({**body, "slug": slug})
+            created = await questions.create_question(session, self.org, parsed)
+            public: dict[str, Any] = created.body["data"]
+            return public
+
+        public = await self._with_free_slug(
+            session, item, notes, item.slug, QUESTION_SLUG_MAX, create
+        )
+        await self._remember(session, "question", item.source, public["id"])
+        return "created"
+
+    # ---- translations and settings ----------------------------------------------------------
+
+    async def _translation(self, session: AsyncSession, item: TranslationItem) -> str:
+        id_ = await self._ref(session, item.kind, item.source)
+        if id_ is None:
+            raise ItemFailed("source", f"no imported {item.kind} {item.source}")
+        self.touched.add(id_)
+        if item.kind == "question":
+            body = QuestionTranslationBody.model_validate({**item.fields, "status": item.status})
+            question = await load(session, id_)
+            tag = translations.translation_locale(self.org, question.locale, item.locale)
+            before = (
+                await session.execute(
+                    select(QuestionTranslation).where(
+                        QuestionTranslation.question_id == id_, QuestionTranslation.locale == tag
+                    )
+                )
+            ).scalar_one_or_none()
+            if (
+                before is not None
+                and (before.title, before.answer) == (body.title, body.answer)
+                and body.status in (None, before.status)
+            ):
+                return "unchanged"
+            _public, created = await translations.write_question_translation(
+                session,
+                self.org,
+                id_,
+                tag,
+                {"title": body.title, "answer": body.answer},
+                body.status,
+                translations.question_digest(question),
+            )
+            return "created" if created else "updated"
+        category_body = CategoryTranslationBody.model_validate(item.fields)
+        category = await self._live_category(session, id_)
+        if category is None:
+            raise ItemFailed("source", f"no imported category {item.source}")
+        tag = translations.translation_locale(self.org, category.locale, item.locale)
+        before_c = (
+            await session.execute(
+                select(CategoryTranslation).where(
+                    CategoryTranslation.category_id == id_, CategoryTranslation.locale == tag
+                )
+            )
+        ).scalar_one_or_none()
+        fields = {"name": category_body.name, "description": category_body.description}
+        if before_c is not None and (before_c.name, before_c.description) == (
+            fields["name"],
+            fields["description"],
+        ):
+            return "unchanged"
+        _public, created = await translations.write_category_translation(
+            session, self.org, id_, tag, fields, translations.category_digest(category)
+        )
+        return "created" if created else "updated"
+
+    async def _settings(self, session: AsyncSession, item: SettingsItem) -> str:
+        before = await update_settings(session, self.org, {})
+        after = await update_settings(session, self.org, item.values)
+        row = (
+            await session.execute(
+                select(Organization.default_locale, Organization.locales).where(
+                    Organization.id == self.org.id
+                )
+            )
+        ).one()
+        self.org = dataclasses.replace(
+            self.org, default_locale=row.default_locale, locales=tuple(row.locales)
+        )
+        return "unchanged" if after == before else "updated"
