@@ -1,0 +1,45 @@
+"""``/api/v1/{org}/reviews``: the drafts waiting for (or done with) review (issue 30)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quart import Blueprint, g, has_request_context
+from quart_schema import document_response, validate_querystring
+
+from api.binding import cursors, db, public_audience, requires_scope
+from api.pagination import list_body
+from api.questions import read_drafts, review
+from api.questions.draft_schemas import DraftOut, ReviewListQuery
+from api.schemas import ListEnvelope
+
+reviews = Blueprint("reviews", __name__, url_prefix="/reviews")
+
+
+def _public_reader() -> bool:
+    """A publishable key's request is reading: its question reads show no draft (issue 30;
+    ``api.questions.read_drafts``, which imports no Quart)."""
+    return has_request_context() and getattr(g, "org", None) is not None and public_audience()
+
+
+read_drafts.use_public_reader(_public_reader)
+
+
+@reviews.get("")
+@requires_scope("read")
+@validate_querystring(ReviewListQuery)
+@document_response(ListEnvelope[DraftOut])
+async def list_reviews(query_args: ReviewListQuery) -> tuple[dict[str, Any], int]:
+    """Drafts by review state (default ``pending``), optionally those asking a given member
+    (``reviewer``), oldest change first."""
+    kind = f"reviews:{query_args.state}:{query_args.reviewer or ''}"
+    after = cursors().decode(kind, query_args.cursor) if query_args.cursor else None
+    items, last = await review.list_reviews(
+        db(),
+        state=query_args.state,
+        reviewer=query_args.reviewer,
+        limit=query_args.limit,
+        after=after,
+    )
+    cursor = cursors().encode(kind, last) if last is not None else None
+    return list_body(items, query_args.limit, cursor), 200

@@ -1,0 +1,64 @@
+"""The org's workflow setting ``requireReview`` (issue 30; PRO and above), kept in the org's
+schema and read by every write that could publish."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from api.errors import ValidationFailed, field_error
+from api.reviews.models import WorkflowSettings
+from billing.errors import PlanRequired
+from billing.plans import Plan, allows_review
+from tenancy.audit import audit_change
+from tenancy.clock import utcnow
+from tenancy.context import OrgContext
+
+FIELD = "workflow"  # in the settings audit entry
+
+
+async def require_review(session: AsyncSession) -> bool:
+    value = await session.scalar(select(WorkflowSettings.require_review))
+    return bool(value)
+
+
+async def get_workflow(session: AsyncSession) -> dict[str, Any]:
+    return {"requireReview": await require_review(session)}
+
+
+async def update_workflow(session: AsyncSession, org: OrgContext, changes: Any) -> dict[str, Any]:
+    """PATCH ``{"requireReview": bool}``; turning it on needs PRO (403 ``plan_required``);
+    turning it off is always allowed (after a downgrade too)."""
+    value = changes.get("requireReview")
+    if "requireReview" in changes and value is None:
+        raise ValidationFailed(details=field_error("requireReview", "must not be null"))
+    if value is None:
+        return await get_workflow(session)
+    before = await get_workflow(session)
+    if value and not allows_review(Plan(org.plan)):
+        raise PlanRequired("Review before publishing requires the PRO plan or above.")
+    if before["requireReview"] == value:
+        return before
+    await session.execute(
+        insert(WorkflowSettings)
+        .values(id=True, require_review=value, updated_at=utcnow())
+        .on_conflict_do_update(
+            index_elements=[WorkflowSettings.id],
+            set_={"require_review": value, "updated_at": utcnow()},
+        )
+    )
+    after = {"requireReview": value}
+    await audit_change(
+        session,
+        org.id,
+        resource="settings",
+        resource_id=None,
+        action="updated",
+        actor=org.actor,
+        before={FIELD: before},
+        after={FIELD: after},
+    )
+    return after
