@@ -1,0 +1,1 @@
+"""The MCP server of each org (issue 31): ``/mcp/{org}``, Streamable HTTP, stateless."""
