@@ -14,8 +14,8 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
-run: install        ## embedded PostgreSQL + Redis, migrate, org `demo`, API + worker + scheduler
-	$(BIN)/faq dev
+run: install        ## embedded PostgreSQL + Redis, migrate, org `demo`, API + worker + scheduler (PORT=8080: another port)
+	$(BIN)/faq dev --bind 127.0.0.1:$(or $(PORT),8000)
 
 test: install       ## the whole suite against real (embedded) PostgreSQL and Redis
 	@# Debian's chromium for the /docs browser test (tests/api/test_docs_page.py); root in CI

@@ -1,4 +1,5 @@
-"""``/docs``: Swagger UI 5 (it reads OpenAPI 3.1), served by the service itself, no CDN.
+"""``/docs``: Swagger UI 5 (it reads OpenAPI 3.1), served by the service itself, no CDN; ``/``
+redirects there.
 
 The static files come from the pip package ``swagger-ui-py`` (its ``swagger_ui/static``, a
 released ``swagger-ui-dist``); only the files are used, not its framework glue, so the package
@@ -13,8 +14,9 @@ import importlib.util
 from pathlib import Path
 
 import structlog
-from quart import Quart, Response, render_template_string, send_from_directory, url_for
+from quart import Quart, Response, redirect, render_template_string, send_from_directory, url_for
 from quart_schema import hide
+from werkzeug.wrappers.response import Response as WerkzeugResponse
 
 from api.errors import RouteNotFound
 
@@ -73,6 +75,18 @@ def configure_docs_ui(app: Quart, title: str) -> None:
         return await render_template_string(
             PAGE, title=title, assets=ASSETS_PATH, openapi=url_for("openapi")
         )
+
+    @app.get("/")
+    @hide
+    async def index() -> WerkzeugResponse:
+        """The service's root is its documentation (whose overview says where each org's help
+        center is); ``Link`` names both documents (RFC 8631) for programs."""
+        response = redirect(url_for("docs_page"), 302)
+        response.headers["Link"] = (
+            f'<{url_for("docs_page")}>; rel="service-doc", '
+            f'<{url_for("openapi")}>; rel="service-desc"'
+        )
+        return response
 
     @app.get(f"{ASSETS_PATH}/<path:name>")
     @hide

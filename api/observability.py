@@ -33,11 +33,21 @@ _REQUEST_CHILDREN: dict[tuple[str, str, int], Any] = {}
 _LATENCY_CHILDREN: dict[tuple[str, str], Any] = {}
 
 health = Blueprint("health", __name__)
+MAX_LOGGED_PATH = 256  # of an unmatched request's path, in its log line
 
 
 def _route() -> str:
     rule = request.url_rule
     return rule.rule if rule is not None else "unmatched"
+
+
+def _printable(text: str) -> str:
+    """``text`` with non-printable characters escaped (a decoded ``%0A`` forges no line)."""
+    return (
+        text
+        if text.isprintable()
+        else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    )
 
 
 def request_id_for(incoming: str) -> str:
@@ -52,8 +62,9 @@ def bind_request_id(request_id: str) -> None:
     structlog.contextvars.bind_contextvars(request_id=request_id)
 
 
-def observe(method: str, route: str, status: int, elapsed: float) -> None:
-    """Count a request in the metrics and write its access log line."""
+def observe(method: str, route: str, status: int, elapsed: float, path: str | None = None) -> None:
+    """Count a request in the metrics and write its access log line (with ``path`` when no
+    route matched: the metrics' label stays ``unmatched``, the log says what was asked)."""
     counter = _REQUEST_CHILDREN.get((method, route, status))
     if counter is None:
         counter = _REQUEST_CHILDREN[(method, route, status)] = REQUESTS.labels(
@@ -64,13 +75,23 @@ def observe(method: str, route: str, status: int, elapsed: float) -> None:
     if latency is None:
         latency = _LATENCY_CHILDREN[(method, route)] = LATENCY.labels(method, route)
     latency.observe(elapsed)
-    log.info(
-        "request",
-        method=method,
-        route=route,
-        status=status,
-        duration_ms=round(elapsed * 1000, 2),
-    )
+    if path is None:
+        log.info(
+            "request",
+            method=method,
+            route=route,
+            status=status,
+            duration_ms=round(elapsed * 1000, 2),
+        )
+    else:
+        log.info(
+            "request",
+            method=method,
+            route=route,
+            path=_printable(path[:MAX_LOGGED_PATH]),
+            status=status,
+            duration_ms=round(elapsed * 1000, 2),
+        )
 
 
 async def start_request() -> None:
@@ -83,7 +104,9 @@ async def end_request(response: Response) -> Response:
     response.headers["X-Request-Id"] = g.get("request_id") or uuid.uuid4().hex
     started = g.get("started")
     if started is not None:
-        observe(request.method, _route(), response.status_code, time.perf_counter() - started)
+        route = _route()
+        path = request.path if route == "unmatched" else None
+        observe(request.method, route, response.status_code, time.perf_counter() - started, path)
     return response
 
 
@@ -95,16 +118,21 @@ async def healthz() -> dict[str, str]:
 
 @health.get("/readyz")
 @hide
-async def readyz() -> dict[str, str]:
+async def readyz() -> dict[str, Any]:
+    from api.answers.semantic import semantic_status
     from api.binding import tenancy
 
     try:
         async with tenancy().engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
         await current_app.extensions["redis"].ping()
+        semantic = await semantic_status(tenancy().engine)
     except Exception as exc:
         raise ServiceUnavailable("PostgreSQL or Redis is not reachable.") from exc
-    return {"status": "ready"}
+    if semantic.available:
+        return {"status": "ready"}
+    # Ready all the same: answers rank lexically only (docs/answers.md, "Embeddings").
+    return {"status": "ready", "details": {"semanticSearch": semantic.details()}}
 
 
 @health.get("/metrics")

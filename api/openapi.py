@@ -1,13 +1,22 @@
-"""The OpenAPI document: quart-schema's, plus the error responses every operation can give."""
+"""The OpenAPI document: quart-schema's, opened by an overview (``openapi_overview.py``), with
+summaries and descriptions from the views' docstrings (``openapi_text.py``), the error
+responses every operation can give and an example of every request body
+(``openapi_examples.py``)."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from pydantic import TypeAdapter
 from quart_schema import OpenAPIProvider
+from werkzeug.routing import Rule
 
 from api.audit.docs import document_export
+from api.conditional_docs import conditional_operations, document_conditional
+from api.openapi_examples import ERROR_EXAMPLES, REQUEST_EXAMPLES, error_example
+from api.openapi_overview import OVERVIEW
+from api.openapi_text import summary_and_description
 from api.schemas import ErrorBody
 
 ERROR_STATUSES = {
@@ -58,8 +67,25 @@ def tag_of(path: str) -> str:
 
 
 class FaqOpenAPIProvider(OpenAPIProvider):
+    def build_paths(self, rule: Rule) -> tuple[dict[str, Any], dict[str, Any]]:
+        """quart-schema's, with the summary one whole sentence of the docstring (its first
+        line could stop mid-sentence) and the rest of the docstring as the description."""
+        paths, components = super().build_paths(rule)
+        docstring = inspect.getdoc(self._app.view_functions[rule.endpoint])
+        if docstring:
+            summary, description = summary_and_description(docstring)
+            for operations in paths.values():
+                for operation in operations.values():
+                    operation["summary"] = summary
+                    if description:
+                        operation["description"] = description
+                    else:
+                        operation.pop("description", None)
+        return paths, components
+
     def schema(self) -> dict[str, Any]:
         schema = super().schema()
+        schema["info"]["description"] = OVERVIEW
         schema["components"]["schemas"]["ErrorBody"] = TypeAdapter(ErrorBody).json_schema(
             ref_template="#/components/schemas/{model}", by_alias=True
         )
@@ -71,9 +97,7 @@ class FaqOpenAPIProvider(OpenAPIProvider):
         ):
             schema["components"]["schemas"][definitions[0]] = definitions[1]
         schema["components"]["schemas"]["ErrorBody"].pop("$defs", None)
-        error = {
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
-        }
+        error_schema = {"$ref": "#/components/schemas/ErrorBody"}
         schema["tags"] = [{"name": n, "description": d} for n, d in TAGS.items()]
         schemes = schema["components"].setdefault("securitySchemes", {})
         schemes.setdefault("bearer", {"type": "http", "scheme": "bearer"})["description"] = BEARER
@@ -81,20 +105,47 @@ class FaqOpenAPIProvider(OpenAPIProvider):
         schema["paths"] = {
             p: o for p, o in schema["paths"].items() if p != "/hc" and not p.startswith("/hc/")
         }
+        marked = conditional_operations(self._app)
         for path, operations in schema["paths"].items():
             for operation in operations.values():
                 operation.setdefault("tags", [tag_of(path)])
             _xliff_bodies(path, operations)
             document_export(path, operations)
+            document_conditional(path, operations, marked)  # issue 30
+            for method, operation in operations.items():
+                _request_example(method, path, operation, schema["components"]["schemas"])
             if not path.startswith(("/api/v1", "/billing")):
                 continue
             for method, operation in operations.items():
-                responses = operation.setdefault("responses", {})
+                responses = operation["responses"] = {
+                    str(status): response
+                    for status, response in operation.get("responses", {}).items()
+                }
                 if method == "delete" and not any(s.startswith("2") for s in responses):
                     responses["204"] = {"description": "Deleted; no content"}
                 for status, description in ERROR_STATUSES.items():
-                    responses.setdefault(status, {"description": description, **error})
+                    responses.setdefault(status, {"description": description})
+                for status, response in responses.items():
+                    if status[0] in "45":  # every error has the contract's body
+                        example = ERROR_EXAMPLES.get(status) or error_example(status)
+                        content = {"schema": error_schema, "example": example}
+                        response["content"] = {"application/json": content}
         return schema
+
+
+def _request_example(
+    method: str, path: str, operation: dict[str, Any], schemas: dict[str, Any]
+) -> None:
+    """The example of the operation's request body, in each of its media types: the body
+    model's own (``json_schema_extra={"examples": [...]}``), else ``REQUEST_EXAMPLES``'."""
+    for media in operation.get("requestBody", {}).get("content", {}).values():
+        schema = media.get("schema", {})
+        ref = schema.get("$ref", "")
+        if ref.startswith("#/components/schemas/"):
+            schema = schemas.get(ref.rsplit("/", 1)[-1], {})
+        examples = schema.get("examples") or [REQUEST_EXAMPLES.get((method, path))]
+        if examples[0] is not None:
+            media.setdefault("example", examples[0])
 
 
 XLIFF = {"application/xliff+xml": {"schema": {"type": "string", "format": "binary"}}}

@@ -12,12 +12,14 @@ from typing import Any
 from sqlalchemy import and_, column, func, literal, select, table
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from api.answers.service import answers_for
 from api.categories import queries as categories
-from api.errors import CategoryNotFound, QuestionNotFound
+from api.errors import CategoryNotFound, QuestionNotFound, ValidationFailed
 from api.questions import queries as questions
 from api.questions.models import Question
 from api.questions.rules import LIVE
 from tenancy.clock import utcnow
+from tenancy.errors import ServiceError
 
 PUBLISHED = "published"
 MAX_CATEGORIES = 500
@@ -114,6 +116,35 @@ async def published_question(session: AsyncSession, slug: str, locale: str) -> d
     return question
 
 
+class QuestionGone(ServiceError):
+    """A question that was published and is now deleted: its page is a 410 (issue 32)."""
+
+    status = 410
+    code = "question_gone"
+    message = "This question was deleted."
+
+
+async def published_or_gone(session: AsyncSession, slug: str, locale: str) -> dict[str, Any]:
+    """``published_question``; when no live question has the slug but a deleted one that
+    was published does, ``QuestionGone`` (a draft deleted stays a 404: it never was public)."""
+    try:
+        return await published_question(session, slug, locale)
+    except QuestionNotFound:
+        gone = select(Question.id).where(
+            Question.slug == slug, Question.deleted_at.is_not(None), Question.status == PUBLISHED
+        )
+        if (await session.execute(gone.limit(1))).first() is not None:
+            raise QuestionGone() from None
+        raise
+
+
+async def categories_with_published(session: AsyncSession) -> set[str]:
+    """The ids of the categories holding a published question directly (``pages.
+    visible_categories`` adds their ancestors)."""
+    stmt = select(Question.category_id).where(LIVE, Question.status == PUBLISHED).distinct()
+    return set((await session.execute(stmt)).scalars())
+
+
 async def category_questions(
     session: AsyncSession, slug: str, locale: str
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -134,19 +165,15 @@ async def category_questions(
 
 
 async def search(session: AsyncSession, q: str, locale: str) -> list[dict[str, Any]]:
-    """The best published matches of ``q`` in ``locale`` (the API's ranked search)."""
+    """The published questions that best answer ``q`` in ``locale`` (``/answers``' ranking:
+    by meaning, typos forgiven, the org's synonyms), each with its answer's ``snippet``."""
     if not q.strip():
         return []
-    items, _ = await questions.list_questions(
-        session,
-        limit=SEARCH_RESULTS,
-        after=None,
-        q=q,
-        category=None,
-        status=PUBLISHED,
-        locale=locale,
-    )
-    return items
+    try:
+        found = await answers_for(session, q=q, locale=locale, limit=SEARCH_RESULTS, category=None)
+    except ValidationFailed:  # no word to search ("?!")
+        return []
+    return [{**answer.question, "snippet": answer.snippet["answer"]} for answer in found]
 
 
 def _published_ids() -> Any:

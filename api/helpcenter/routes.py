@@ -29,7 +29,6 @@
 from __future__ import annotations
 
 import gzip
-import hashlib
 from typing import Any
 from urllib.parse import quote_plus
 from xml.sax.saxutils import escape
@@ -42,17 +41,15 @@ from quart import Blueprint, Response, current_app, g, redirect, render_template
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.analytics import recording
+from api.answers.similar import related_for_readers
 from api.binding import client_address, tenancy
+from api.conditional import tag_page
 from api.errors import ServiceError
-from api.helpcenter import content, sitemaps
+from api.helpcenter import content, pages, sitemaps
+from api.helpcenter.assets import assets
+from api.helpcenter.pages import BASE_CSS, error_page, page_context, primary_color, site_title
 from api.helpcenter.render import DOCUMENTS, answer_html, off_loop, theme_variables
-from api.helpcenter.urls import (
-    OtherSpelling,
-    PageNotFound,
-    direction,
-    locale_name,
-    page_locale,
-)
+from api.helpcenter.urls import OtherSpelling, PageNotFound, page_locale
 from api.helpcenter.visitors import VISITOR_COOKIE, valid_visitor_token
 from api.response_cache import page_key
 from api.settings import help_center as hc_settings
@@ -64,6 +61,9 @@ from tenancy.redis import loop_client
 log = structlog.get_logger(__name__)
 
 hc = Blueprint("hc", __name__, template_folder="templates", url_prefix="/hc")
+hc.after_request(tag_page)  # ETag, 304 on If-None-Match (issue 30: api.conditional)
+hc.register_blueprint(assets)  # favicon, logo, default theme (issue 32: api.helpcenter.assets)
+hc.app_context_processor(pages.default_labels)  # ``_`` of every template (issue 32)
 
 CSP_TEMPLATE = (
     "default-src 'none'; style-src 'self'; img-src {img_src}; form-action 'self'; "
@@ -87,8 +87,7 @@ GZIP = "gzip"
 FRAGMENTS: dict[tuple[Any, ...], str] = {}
 MAX_FRAGMENTS = 4096
 TOKEN_MARKER = "hcCsrfTokenMarker0b6f1d2e9a"  # noqa: S105 - a placeholder, not a secret
-with open(__file__.rsplit("/", 1)[0] + "/static/hc.css", encoding="utf-8") as _css:
-    BASE_CSS = _css.read()
+__all__ = ["BASE_CSS", "site_title"]  # kept importable from here
 
 
 @hc.after_app_request
@@ -97,8 +96,12 @@ async def security_headers(response: Response) -> Response:
     404s, which become the HTML not-found page) gets ``SECURITY_HEADERS``."""
     if request.path != "/hc" and not request.path.startswith("/hc/"):
         return response
-    if response.status_code == 404 and response.mimetype == "application/json":
-        response = await not_found_page()  # a path no route of the help center matches
+    if response.status_code in (404, 503) and response.mimetype == "application/json":
+        # A path no route of the help center matches; the store down (``api.app``'s 503).
+        retry = response.headers.get("Retry-After")
+        response = await error_page(response.status_code)
+        if retry is not None:
+            response.headers["Retry-After"] = retry
     for name, value in SECURITY_HEADERS.items():
         if name == "Content-Security-Policy" and name in response.headers:
             continue  # a page's own (``page_csp``)
@@ -119,22 +122,11 @@ async def on_not_found(_error: PageNotFound) -> Response:
 
 @hc.errorhandler(ServiceError)
 async def on_service_error(error: ServiceError) -> Response:
-    if error.status == 404:
-        return await not_found_page()
-    title = "Temporarily unavailable" if error.status >= 500 else "Something went wrong"
-    body = await render_template(
-        "hc/not_found.html", title=title, message="Please try again in a moment."
-    )
-    return Response(body, status=error.status, content_type=HTML, headers=dict(error.headers))
+    return await error_page(error.status, dict(error.headers))  # a page (api.helpcenter.pages)
 
 
 async def not_found_page() -> Response:
-    body = await render_template(
-        "hc/not_found.html",
-        title="Page not found",
-        message="There is no such page in this help center.",
-    )
-    return Response(body, status=404, content_type=HTML)
+    return await error_page(404)
 
 
 async def enabled_org(slug: str) -> OrgRecord:
@@ -142,16 +134,6 @@ async def enabled_org(slug: str) -> OrgRecord:
     if org is None or org.help_center.get("enabled") is not True:
         raise PageNotFound()
     return org
-
-
-def site_title(org: OrgRecord) -> str:
-    title = org.help_center.get("title")
-    return title if isinstance(title, str) and title else f"{org.slug} help center"
-
-
-def primary_color(org: OrgRecord) -> str:
-    color: str = hc_settings.public(org.help_center, "")["primaryColor"]
-    return color
 
 
 def external_images(org: OrgRecord) -> bool:
@@ -163,34 +145,6 @@ def page_csp(org: OrgRecord) -> str:
     """The Content-Security-Policy of an org's pages: images from other hosts (https) only
     when the org shows them (``render.shown_as_image`` makes the same choice)."""
     return EXTERNAL_IMAGES_CSP if external_images(org) else CSP
-
-
-def page_context(org: OrgRecord, locale: str, rest: str, query: str = "") -> dict[str, Any]:
-    """What every page shows: links of the site, the canonical URL and the alternates (the same
-    page in each enabled locale)."""
-    root = f"{request.scheme}://{request.host}/hc/{org.slug}"
-    theme = hashlib.sha256(f"{primary_color(org)}{len(BASE_CSS)}".encode()).hexdigest()[:10]
-    alternates = [
-        {"locale": tag, "href": f"{root}/{tag}{rest}{query}", "name": locale_name(tag)}
-        for tag in org.locales
-    ]
-    return {
-        "site": {
-            "title": site_title(org),
-            "base": f"/hc/{org.slug}/{locale}",
-            "home": f"/hc/{org.slug}/{locale}",
-            "search": f"/hc/{org.slug}/{locale}/search",
-            "theme_url": f"/hc/{org.slug}/theme.css?v={theme}",
-        },
-        "page": {
-            "locale": locale,
-            "dir": direction(locale),
-            "canonical": f"{root}/{locale}{rest}{query}",
-            "alternates": alternates,
-            "x_default": f"{root}/{org.default_locale}{rest}{query}",
-        },
-        "q": "",
-    }
 
 
 async def _generation(org: OrgRecord) -> bytes | None:
@@ -243,7 +197,12 @@ async def _finish(org: OrgRecord, body: bytes, kept: dict[str, str]) -> Response
         locale, _, slug = rest.partition(" ")
         g.hc_question = {"org": org, "question_id": question_id, "slug": slug, "locale": locale}
         fragment = await feedback_fragment(
-            {"org": org, "question": {"id": question_id, "slug": slug}, "locale": locale}
+            {
+                "org": org,
+                "question": {"id": question_id, "slug": slug},
+                "locale": locale,
+                "_": pages.labels(org, locale),
+            }
         )
         body = body.replace(FEEDBACK_MARKER.encode(), fragment.encode(), 1)
     return Response(body, status=200, content_type=content_type, headers=kept)
@@ -264,7 +223,7 @@ async def feedback_fragment(context: dict[str, Any]) -> str:
     await current_app.update_template_context(context)
     org, question, locale = context["org"], context["question"], context["locale"]
     thanks = request.args.get("feedback") == "thanks"
-    key = (org.id, org.slug, locale, question["id"], question["slug"], thanks)
+    key = (org.id, org.slug, locale, question["id"], question["slug"], thanks, context["_"].version)
     rendered = FRAGMENTS.get(key)
     if rendered is None:
         rendered = await template.render_async(
@@ -306,6 +265,8 @@ async def robots(org_slug: str) -> Response:
     org = await enabled_org(org_slug)
     sitemap = f"{request.scheme}://{request.host}/hc/{org.slug}/sitemap.xml"
     text = f"User-agent: *\nAllow: /hc/{org.slug}/\nSitemap: {sitemap}\n"
+    root = sitemap.removesuffix("sitemap.xml")
+    text += f"# For AI agents (llmstxt.org): {root}llms.txt and {root}llms-full.txt\n"
     return Response(text, content_type="text/plain; charset=utf-8")
 
 
@@ -370,11 +331,12 @@ async def home(org_slug: str, locale: str) -> Response:
     async def build() -> tuple[bytes, dict[str, str]]:
         async with _session(org) as session:
             items = await content.all_categories(session, tag)
+            shown = await content.categories_with_published(session)
             popular = await content.popular(session, tag)
         body = await render_template(
             "hc/home.html",
             **page_context(org, tag, ""),
-            tree=content.tree(items),
+            tree=content.tree(pages.visible_categories(items, shown)),
             popular=popular,
         )
         return body.encode(), {}
@@ -390,7 +352,12 @@ async def category(org_slug: str, locale: str, slug: str) -> Response:
     async def build() -> tuple[bytes, dict[str, str]]:
         async with _session(org) as session:
             found, questions = await content.category_questions(session, slug, tag)
-            items = await content.all_categories(session, tag)
+            items = pages.visible_categories(
+                await content.all_categories(session, tag),
+                await content.categories_with_published(session),
+            )
+        if not any(c["id"] == found["id"] for c in items):
+            raise PageNotFound()  # no published question in it, at any depth: hidden
         children = [n for n in _subtree(content.tree(items), found["id"])]
         body = await render_template(
             "hc/category.html",
@@ -422,8 +389,9 @@ async def question(org_slug: str, locale: str, slug: str) -> Response:
 
     async def build() -> tuple[bytes, dict[str, str]]:
         async with _session(org) as session:
-            found = await content.published_question(session, slug, tag)
+            found = await content.published_or_gone(session, slug, tag)
             items = await content.all_categories(session, tag)
+            related = await related_for_readers(session, found["id"], tag)
         html = await answer_html(found["answer"], external_images=external_images(org))
         body = await render_template(
             "hc/question.html",
@@ -432,6 +400,8 @@ async def question(org_slug: str, locale: str, slug: str) -> Response:
             answer=Markup(html),  # noqa: S704 - sanitised by nh3
             crumbs=content.ancestors(items, found["categoryId"]),
             feedback_slot=Markup(FEEDBACK_MARKER),  # noqa: S704 - a constant
+            markdown_url=f"/hc/{org.slug}/{tag}/questions/{found['slug']}.md",
+            related=related,
         )
         return body.encode(), {QUESTION_HEADER: f"{found['id']} {tag} {found['slug']}"}
 
@@ -452,7 +422,7 @@ async def search(org_slug: str, locale: str) -> Response:
         body = await render_template(
             "hc/search.html",
             **{**context, "q": q},
-            results=results,
+            results=pages.search_items(results),
             limit=content.SEARCH_RESULTS,
         )
         return body.encode(), {RESULTS_HEADER: str(min(len(results), content.SEARCH_RESULTS))}

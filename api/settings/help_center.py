@@ -1,9 +1,17 @@
 """The help center's settings (issue 16): ``{"enabled", "title", "primaryColor",
-"externalImages"}`` stored in ``shared.organizations.help_center`` (jsonb). Off by default; the
+"externalImages", "headerLinks", "footerLinks", "legalText", "labels"}`` and the read-only
+``logoUrl`` (issue 32), stored in ``shared.organizations.help_center`` (jsonb). Off by default; the
 title defaults to the org's name and the colour to ``DEFAULT_COLOR``; ``externalImages``
 (issue 26) is off by default: an answer's image from another host is shown as a link to it
 (``api.helpcenter.render``), and the pages' Content-Security-Policy allows images only from
-the service. Validation names the field as the client sent it (``helpCenter.primaryColor``)."""
+the service. Validation names the field as the client sent it (``helpCenter.primaryColor``).
+
+Theming within safe bounds (issue 32): links (``{"label", "url"}``, http(s), mailto or a path
+on this host) in the header and the footer, a plain legal text under the footer, per-label
+overrides of the pages' words (``labels``: ``{key: {locale: text}}``, keys of
+``api.helpcenter.i18n.LABELS``), and a logo uploaded apart (``PUT /settings/help-center/logo``:
+the stored ``logo`` is its digest and type, shown as ``logoUrl``). Nothing an org sets is CSS
+or script: every value is text, escaped on the pages."""
 
 from __future__ import annotations
 
@@ -12,17 +20,40 @@ from collections.abc import Mapping
 from typing import Any
 
 from api.errors import ValidationFailed, field_error
+from api.helpcenter.i18n import LABELS, MAX_OVERRIDE
+from api.locales import canonical_tag
 
 FIELD = "helpCenter"
 DEFAULT_COLOR = "#1f5fbf"
 MAX_TITLE = 120
 COLOR = re.compile(r"#[0-9a-fA-F]{6}")
-KNOWN = ("enabled", "title", "primaryColor", "externalImages")
+KNOWN = (
+    "enabled", "title", "primaryColor", "externalImages", "headerLinks", "footerLinks",
+    "legalText", "labels",
+)  # fmt: skip
 BOOLEANS = ("enabled", "externalImages")  # false unless set to true
+LOGO = "logo"  # {"digest", "type"}: set by the logo upload only, kept by every PATCH
+MAX_HEADER_LINKS = 6
+MAX_FOOTER_LINKS = 12
+MAX_LINK_LABEL = 60
+MAX_URL = 2000
+MAX_LEGAL_TEXT = 1000
+MAX_LABEL_LOCALES = 100  # overrides of one label (the plans' largest locale cap)
+LINK_SCHEMES = ("https://", "http://", "mailto:")
+LOGO_TYPES = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "image/gif": "gif"}
 
 
-def public(stored: Mapping[str, Any] | None, org_name: str) -> dict[str, Any]:
-    """The settings as clients see them, defaults filled in."""
+def logo_path(stored: Mapping[str, Any] | None) -> str | None:
+    """The logo's path under ``/hc/{org}/`` (its digest in it: cached for ever), or None."""
+    logo = (stored or {}).get(LOGO)
+    if not isinstance(logo, dict) or logo.get("type") not in LOGO_TYPES:
+        return None
+    return f"logo/{logo['digest']}.{LOGO_TYPES[logo['type']]}"
+
+
+def public(stored: Mapping[str, Any] | None, org_name: str, slug: str = "") -> dict[str, Any]:
+    """The settings as clients see them, defaults filled in (``logoUrl``: a path under
+    ``/hc/{slug}/``)."""
     stored = stored or {}
     title = stored.get("title")
     color = stored.get("primaryColor")
@@ -33,7 +64,27 @@ def public(stored: Mapping[str, Any] | None, org_name: str) -> dict[str, Any]:
         if isinstance(color, str) and COLOR.fullmatch(color)
         else DEFAULT_COLOR,
         "externalImages": stored.get("externalImages") is True,
+        "headerLinks": list(stored.get("headerLinks") or []),
+        "footerLinks": list(stored.get("footerLinks") or []),
+        "legalText": stored.get("legalText") or None,
+        "labels": dict(stored.get("labels") or {}),
+        "logoUrl": _logo_url(stored, slug),
     }
+
+
+def _logo_url(stored: Mapping[str, Any], slug: str) -> str | None:
+    path = logo_path(stored)
+    return f"/hc/{slug}/{path}" if path is not None else None
+
+
+def stored_form(settings: Mapping[str, Any], org_name: str) -> dict[str, Any]:
+    """What ``shared.organizations.help_center`` keeps: the public form in full (the pages
+    read the record the directory caches: no org name there) and the logo's digest."""
+    out = public(settings, org_name)
+    del out["logoUrl"]
+    if logo_path(settings) is not None:
+        out[LOGO] = dict(settings[LOGO])
+    return out
 
 
 def _refuse(name: str, issue: str) -> ValidationFailed:
@@ -49,7 +100,7 @@ def merged(stored: Mapping[str, Any] | None, sent: Any) -> dict[str, Any]:
     for name in sent:
         if name not in KNOWN:
             raise _refuse(name, "unknown or read-only field")
-    out = {k: v for k, v in (stored or {}).items() if k in KNOWN}
+    out = {k: v for k, v in (stored or {}).items() if k in KNOWN or k == LOGO}
     for name in BOOLEANS:
         if name in sent:
             if not isinstance(sent[name], bool):
@@ -79,5 +130,106 @@ def merged(stored: Mapping[str, Any] | None, sent: Any) -> dict[str, Any]:
             raise _refuse("primaryColor", "must be a colour as #rrggbb")
         else:
             out["primaryColor"] = color.lower()
+    for name, cap in (("headerLinks", MAX_HEADER_LINKS), ("footerLinks", MAX_FOOTER_LINKS)):
+        if name in sent:
+            links = _links(name, sent[name], cap)
+            if links:
+                out[name] = links
+            else:
+                out.pop(name, None)
+    if "legalText" in sent:
+        legal = _text("legalText", sent["legalText"], MAX_LEGAL_TEXT, keep_lines=True)
+        if legal:
+            out["legalText"] = legal
+        else:
+            out.pop("legalText", None)
+    if "labels" in sent:
+        labels = _labels(sent["labels"])
+        if labels:
+            out["labels"] = labels
+        else:
+            out.pop("labels", None)
     out.setdefault("enabled", False)
+    return out
+
+
+def _text(name: str, value: Any, cap: int, *, keep_lines: bool = False) -> str | None:
+    """A plain text (None and "" clear it): spaces collapsed (line breaks kept in a
+    ``keep_lines`` text), at most ``cap`` characters, no NUL or other control character."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _refuse(name, "must be a string")
+    if keep_lines:
+        lines = (" ".join(line.split()) for line in value.replace("\r\n", "\n").split("\n"))
+        value = "\n".join(lines).strip("\n")
+    else:
+        value = " ".join(value.split())
+    if len(value) > cap:
+        raise _refuse(name, f"at most {cap} characters")
+    if any((ord(c) < 32 and c != "\n") or ord(c) == 127 for c in value):
+        raise _refuse(name, "must not contain control characters")
+    return value or None
+
+
+def _url(name: str, value: Any) -> str:
+    """A link's URL: ``https://``, ``http://``, ``mailto:`` or a path on this host (``/...``,
+    never ``//host``); no space or control character."""
+    if not isinstance(value, str) or not value:
+        raise _refuse(name, "must be a URL")
+    if len(value) > MAX_URL:
+        raise _refuse(name, f"at most {MAX_URL} characters")
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
+        raise _refuse(name, "must not contain spaces or control characters")
+    lowered = value.lower()
+    absolute = any(lowered.startswith(s) and len(value) > len(s) for s in LINK_SCHEMES)
+    path = value.startswith("/") and not value.startswith("//") and "\\" not in value
+    if not (absolute or path):
+        raise _refuse(name, "must start with https://, http://, mailto: or /")
+    return value
+
+
+def _links(name: str, value: Any, cap: int) -> list[dict[str, str]]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _refuse(name, "must be a list of links")
+    if len(value) > cap:
+        raise _refuse(name, f"at most {cap} links")
+    links = []
+    for i, link in enumerate(value):
+        if not isinstance(link, dict) or set(link) - {"label", "url"}:
+            raise _refuse(f"{name}[{i}]", 'must be {"label", "url"}')
+        label = _text(f"{name}[{i}].label", link.get("label"), MAX_LINK_LABEL)
+        if not label:
+            raise _refuse(f"{name}[{i}].label", "must not be empty")
+        links.append({"label": label, "url": _url(f"{name}[{i}].url", link.get("url"))})
+    return links
+
+
+def _labels(value: Any) -> dict[str, dict[str, str]]:
+    """``{key: {locale: text}}``: keys of ``LABELS``, BCP 47 locales (canonical case kept),
+    texts of at most ``MAX_OVERRIDE`` characters; a null or empty text drops that override."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _refuse("labels", "must be an object")
+    out: dict[str, dict[str, str]] = {}
+    for key, by_locale in value.items():
+        if key not in LABELS:
+            raise _refuse(f"labels.{key}"[:200], "unknown label")
+        if not isinstance(by_locale, dict):
+            raise _refuse(f"labels.{key}", "must be an object of locale: text")
+        if len(by_locale) > MAX_LABEL_LOCALES:
+            raise _refuse(f"labels.{key}", f"at most {MAX_LABEL_LOCALES} locales")
+        texts: dict[str, str] = {}
+        for tag, text in by_locale.items():
+            canonical = canonical_tag(tag) if isinstance(tag, str) and len(tag) <= 35 else None
+            if canonical is None:
+                raise _refuse(f"labels.{key}", f"unknown locale {str(tag)[:35]!r}")
+            kept = _text(f"labels.{key}.{canonical}", text, MAX_OVERRIDE)
+            if kept:
+                texts[canonical] = kept
+        if texts:
+            out[key] = texts
     return out

@@ -12,13 +12,24 @@ from api.schemas import RequestBody, ResponseModel
 MAX_LOCALES = 1000
 
 
+class WorkflowPatch(RequestBody):
+    require_review: bool | None = None  # on needs the PRO plan (403 plan_required)
+
+
+class WorkflowOut(ResponseModel):
+    # Publishing needs a draft approved, as it is, by a member other than its last author.
+    require_review: bool
+
+
 class SettingsUpdate(RequestBody):
     default_locale: str | None = None
     locales: list[str] | None = Field(default=None, max_length=MAX_LOCALES)
-    # {"enabled": bool, "title": str, "primaryColor": "#rrggbb", "externalImages": bool}, any
-    # of them (a partial update); validated by ``api.settings.help_center`` so errors name
-    # ``helpCenter.<field>``.
+    # {"enabled": bool, "title": str, "primaryColor": "#rrggbb", "externalImages": bool,
+    # "headerLinks", "footerLinks", "legalText", "labels"}, any of them (a partial update);
+    # validated by ``api.settings.help_center`` so errors name ``helpCenter.<field>``.
     help_center: dict[str, Any] | None = None
+    # Issue 30: {"requireReview": bool} (``api.settings.workflow_part``).
+    workflow: WorkflowPatch | None = None
 
 
 class HelpCenterOut(ResponseModel):
@@ -28,6 +39,14 @@ class HelpCenterOut(ResponseModel):
     # Off by default: an answer's image from another host is a link to it, and the pages'
     # Content-Security-Policy allows images only from the service; on, https images show.
     external_images: bool
+    # Issue 32: links of the header and the footer ({"label", "url"}), a plain legal text
+    # under the footer, per-label overrides of the pages' words ({key: {locale: text}}), and
+    # the uploaded logo's URL (``PUT /settings/help-center/logo``; null: none).
+    header_links: list[dict[str, str]] = []
+    footer_links: list[dict[str, str]] = []
+    legal_text: str | None = None
+    labels: dict[str, dict[str, str]] = {}
+    logo_url: str | None = None
 
 
 class SettingsOut(ResponseModel):
@@ -35,3 +54,5 @@ class SettingsOut(ResponseModel):
     locales: list[str]  # enabled locales, canonical case, in the order they were given
     # The hosted help center (issue 16), defaults filled in; off until enabled.
     help_center: HelpCenterOut
+    # The publishing workflow (issue 30), also at ``/settings/workflow``.
+    workflow: WorkflowOut

@@ -40,9 +40,9 @@ def _public(default_locale: str, locales: list[str], hc: dict[str, Any]) -> dict
     return {"defaultLocale": default_locale, "locales": list(locales), help_center.FIELD: hc}
 
 
-def _help_center(stored: dict[str, Any] | None, name: str) -> dict[str, Any]:
+def _help_center(stored: dict[str, Any] | None, name: str, slug: str = "") -> dict[str, Any]:
     """The public help center settings, defaults filled in (off until enabled)."""
-    return help_center.public(stored, name)
+    return help_center.public(stored, name, slug)
 
 
 async def get_settings(session: AsyncSession, org: OrgContext) -> dict[str, Any]:
@@ -56,7 +56,8 @@ async def get_settings(session: AsyncSession, org: OrgContext) -> dict[str, Any]
             ).where(Organization.id == org.id)
         )
     ).one()
-    return _public(row.default_locale, row.locales, _help_center(row.help_center, row.name))
+    hc = _help_center(row.help_center, row.name, org.slug)
+    return _public(row.default_locale, row.locales, hc)
 
 
 def _canonical_list(tags: list[str]) -> list[str]:
@@ -140,7 +141,7 @@ async def update_settings(
     )
     if new_hc is not None:
         # Stored in full: the pages read the record the directory caches (no org name there).
-        new_hc = help_center.public(new_hc, row.name)
+        new_hc = help_center.stored_form(new_hc, row.name)
     locales = new_locales if new_locales is not None else list(row.locales)
     default = new_default if new_default is not None else row.default_locale
     if default not in locales:
@@ -164,8 +165,9 @@ async def update_settings(
             details=[{"field": "locales", "issue": f"{t} has translations"} for t in in_use],
         )
     stored_hc = new_hc if new_hc is not None else row.help_center
-    before = _public(row.default_locale, row.locales, _help_center(row.help_center, row.name))
-    after = _public(default, locales, _help_center(stored_hc, row.name))
+    before_hc = _help_center(row.help_center, row.name, org.slug)
+    before = _public(row.default_locale, row.locales, before_hc)
+    after = _public(default, locales, _help_center(stored_hc, row.name, org.slug))
     if after == before and stored_hc == row.help_center:
         return after
     await session.execute(

@@ -62,7 +62,8 @@ def test_every_request_logs_one_json_line_with_its_fields(tmp_path: Path) -> Non
     ours = [line for line in lines if line.get("request_id") in ("abc-123", "abc-404")]
     assert len(ours) == 2, ours
     ok, missing_line = ours
-    assert set(ok) == FIELDS and set(missing_line) == FIELDS
+    assert set(ok) == FIELDS and set(missing_line) == FIELDS | {"path"}
+    assert missing_line["path"] == "/nowhere"  # issue 32: a 404's line says which path
     assert ok["event"] == "request" and ok["level"] == "info"
     assert (ok["method"], ok["route"], ok["status"]) == ("GET", "/healthz", 200)
     assert (missing_line["route"], missing_line["status"]) == ("unmatched", 404)

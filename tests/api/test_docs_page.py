@@ -91,3 +91,58 @@ def test_the_docs_page_without_javascript_says_where_the_document_is(
             assert '"openapi": "3.1' in response.text() or '"openapi":"3.1' in response.text()
         finally:
             browser.close()
+
+
+def test_the_docs_page_opens_with_the_overview_and_renders_markdown(
+    live_server: LiveServer,  # noqa: F811
+) -> None:
+    """Issue 32: the overview (authentication, errors, pagination, rate limits, idempotency,
+    webhook signatures) opens the page; summaries are whole sentences without raw backticks;
+    an operation's description renders its Markdown (``code`` as code); ``/`` leads here."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=_chromium(), headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 2000})
+            page.goto(f"{live_server.base_url}/", wait_until="load")
+            assert page.url == f"{live_server.base_url}/docs"
+            page.wait_for_selector(".opblock", timeout=30_000)
+            overview = page.locator(".information-container .info .description")
+            headings = {h.strip() for h in overview.locator("h2").all_inner_texts()}
+            assert {
+                "Authentication",
+                "Errors",
+                "Pagination",
+                "Rate limits",
+                "Idempotency",
+                "Webhook signatures",
+            } <= headings, headings
+            text = overview.inner_text()
+            assert "faq_pk_" in text and "X-Service-Webhook-Signature" in text
+            assert overview.locator("table").count() >= 1  # the two kinds of key
+            assert overview.locator("code", has_text="X-Idempotency-Key").count() >= 1
+            # The overview comes before the first operation.
+            info_box = overview.bounding_box()
+            first_operation = page.locator(".opblock").first.bounding_box()
+            assert info_box is not None and first_operation is not None
+            assert info_box["y"] < first_operation["y"]
+
+            summaries = page.locator(".opblock-summary-description").all_inner_texts()
+            assert len(summaries) >= 40
+            for summary in summaries:
+                assert "`" not in summary, summary
+                assert summary.rstrip().endswith((".", "?", ")")), summary
+
+            operation = (
+                page.locator(
+                    ".opblock", has=page.locator(".opblock-summary-path", has_text="/questions")
+                )
+                .filter(has=page.locator(".opblock-summary-method", has_text="GET"))
+                .first
+            )
+            operation.locator(".opblock-summary").first.click()
+            description = operation.locator(".opblock-description-wrapper")
+            description.wait_for(state="visible", timeout=10_000)
+            assert description.locator("code", has_text="locale").count() >= 1
+            assert "``" not in description.inner_text()
+        finally:
+            browser.close()

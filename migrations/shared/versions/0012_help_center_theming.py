@@ -1,4 +1,6 @@
-"""Help center theming (issue 32).
+"""Help center theming (issue 32): nothing in the shared schema. The theming settings live in
+``organizations.help_center`` (jsonb, since 0008) and the logo's bytes in each org's schema
+(tenant revision 0014); this revision keeps the two trees' numbering as planned.
 
 Revision ID: 0012
 Revises: 0011

@@ -111,8 +111,10 @@ async def test_only_published_questions_have_pages(org: OrgClient) -> None:
     assert (await org.delete(f"/questions/{deleted['id']}", scope="write")).status_code == 204
     status, body, _ = await page(org, f"/en/questions/{published['slug']}")
     assert status == 200 and "Published one" in body
-    for q in (draft, scheduled, archived, deleted):
+    for q in (draft, scheduled, archived):
         assert (await page(org, f"/en/questions/{q['slug']}"))[0] == 404, q["status"]
+    # A deleted question that was published is gone (issue 32): 410, not 404.
+    assert (await page(org, f"/en/questions/{deleted['slug']}"))[0] == 410
     assert (await page(org, "/en/questions/no-such-question"))[0] == 404
     assert (await page(org, f"/en/questions/{published['id']}"))[0] == 404  # slugs, not ids
     _, body, _ = await page(org, "/en/search?q=one")
@@ -128,6 +130,8 @@ async def test_category_page_lists_its_published_questions(org: OrgClient) -> No
     await question(org, "How do I pay?", "By card.", categoryId=parent["id"])
     await question(org, "Unpublished pay", "x", status="draft", categoryId=parent["id"])
     await question(org, "Elsewhere", "x")
+    # A sub-category is listed when it holds a published question (issue 32: empty are hidden).
+    await question(org, "Invoice copy", "x", categoryId=child["id"])
     status, body, _ = await page(org, f"/en/categories/{parent['slug']}")
     assert status == 200
     assert "<h1>Billing</h1>" in body and "How do I pay?" in body
