@@ -39,7 +39,9 @@ from api.errors import (
 from api.fast_path import CachedReads
 from api.helpcenter.feedback import feedback as help_center_feedback
 from api.helpcenter.limits import HelpCenterLimits
+from api.helpcenter.llms_routes import hc_llms as help_center_for_agents
 from api.helpcenter.routes import hc as help_center_pages
+from api.mcp.asgi import install as install_mcp
 from api.observability import end_request, health, start_request
 from api.openapi import FaqOpenAPIProvider
 from api.pagination import CursorCodec
@@ -47,10 +49,11 @@ from api.rate_limit import RateLimiter
 from api.response_cache import ResponseCache
 from api.schemas import pydantic_details
 from api.v1 import api_v1, is_operation_on_item_route
+from billing.plans import IMPORT_UPLOAD_BYTES
 from tenancy.db import make_engine
 from tenancy.directory import Directory
 from tenancy.generations import on_bump_failed
-from tenancy.logging import configure_logging
+from tenancy.process_logging import configure_process_logging
 from tenancy.redis import connect
 from tenancy.settings import Settings, get_settings
 
@@ -92,7 +95,20 @@ def _too_deep(data: bytes) -> bool:
     return _WITHIN_DEPTH.fullmatch(brackets) is None
 
 
+# An import's upload (issue 29) is streamed to the database by its route, which holds it to the
+# org's plan (``billing.plans.IMPORT_UPLOAD_BYTES``); every other body stays under
+# ``FAQ_MAX_BODY_BYTES``.
+IMPORT_UPLOADS = re.compile(r"^/api/v1/[^/]+/imports/?$")
+IMPORT_BODY_TIMEOUT_SECONDS = 600
+
+
 class ApiRequest(Request):
+    def __init__(self, method: str, scheme: str, path: str, *args: Any, **kwargs: Any) -> None:
+        if method == "POST" and IMPORT_UPLOADS.match(path):
+            kwargs["max_content_length"] = max(IMPORT_UPLOAD_BYTES.values())
+            kwargs["body_timeout"] = IMPORT_BODY_TIMEOUT_SECONDS
+        super().__init__(method, scheme, path, *args, **kwargs)
+
     async def get_json(self, force: bool = True, silent: bool = False, cache: bool = True) -> Any:
         """Parse the body as JSON whatever the Content-Type (curl -d sends form encoding).
 
@@ -305,7 +321,7 @@ def drop_flask_template_processors(app: Quart) -> None:
 
 def create_app(settings: Settings | None = None) -> Quart:
     settings = settings or get_settings()
-    configure_logging(settings.faq_log_level)
+    configure_process_logging(settings.faq_log_level)  # JSON, or FAQ_LOG_FORMAT=console
     app = FaqApp("faq")
     app.request_class = ApiRequest
     app.config.update(MAX_CONTENT_LENGTH=settings.faq_max_body_bytes)
@@ -332,10 +348,12 @@ def create_app(settings: Settings | None = None) -> Quart:
     app.register_blueprint(stripe_webhook)
     app.register_blueprint(help_center_feedback)
     app.register_blueprint(help_center_pages)
+    app.register_blueprint(help_center_for_agents)  # llms.txt, Markdown twins
     register_error_handlers(app)
     drop_flask_template_processors(app)
     # ASGI middleware: a help-center request over its budgets is refused before Quart; the
     # fast path (outermost) answers cached API reads.
+    install_mcp(app, settings)  # /mcp/{org}: the MCP server of each org (POSTs only)
     app.asgi_app = HelpCenterLimits(app)  # type: ignore[method-assign]
     app.asgi_app = CachedReads(app)  # type: ignore[method-assign]
 

@@ -32,6 +32,7 @@ from api.errors import (
     ValidationFailed,
     field_error,
 )
+from api.etags import ETAG, IF_NONE_MATCH, LIST_READS, list_tag, none_match
 from api.keys.usage import KeyUsage
 from api.locales import LocaleNotEnabled, negotiate
 from api.org_inflight import Slot
@@ -55,7 +56,7 @@ from tenancy.settings import Settings
 from tenancy.transactions import commit, discard_after_commit
 
 F = TypeVar("F", bound=Callable[..., Any])
-CACHED_HEADERS = ("Content-Language",)  # headers of a cached body that depend on it
+CACHED_HEADERS = ("Content-Language", ETAG)  # headers of a cached body that depend on it
 # The generation each cacheable read keys on (``tenancy.generations``): a question's single
 # read survives creates of other questions; the rest change with every write.
 ITEM_READS = frozenset({"api.questions.get_question"})
@@ -227,6 +228,7 @@ async def bind_request_to_org() -> Response | None:
     token = _bearer_token()
     ext = tenancy()
     key = await ext.directory.key(token)
+    g.key_member_id = key.member_id if key is not None else None  # api/members/binding.py
     if not key_accepted(key, token):
         await refuse_key()
     assert key is not None
@@ -298,6 +300,11 @@ async def bind_request_to_org() -> Response | None:
         if generation is not None:
             audience = f"{locale}{PUBLIC_AUDIENCE}" if public else locale
             path, variant = read_key(request.path, request.args.items(multi=True), audience)
+            if request.endpoint in LIST_READS:  # issue 30: a list's tag is its generation's
+                tag = g.list_etag = list_tag(generation, path)
+                # A publishable key's search is recorded after the view: its 304 comes later.
+                if not public and none_match(request.headers.get(IF_NONE_MATCH), tag):
+                    return Response(status=304, headers={ETAG: tag})
             cached = ext.cache.get(org.schema_name, path, generation, variant)
             if cached is not None:
                 return Response(

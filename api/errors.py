@@ -7,6 +7,8 @@ webhooks (SPEC keeps both); ``api.app.body_error`` picks by the blueprint that s
 
 from __future__ import annotations
 
+from typing import Any
+
 # Re-exported: the API's modules take every error they raise from here.
 from tenancy.errors import Detail as Detail
 from tenancy.errors import ServiceError as ServiceError
@@ -165,3 +167,21 @@ class LastAdminKey(ServiceError):
     status = 409
     code = "last_admin_key"
     message = "This is the organization's last active admin key: create another one first."
+
+
+class PreconditionFailed(ServiceError):
+    """``If-Match`` / ``If-None-Match`` failed (``api.conditional``): the body holds the
+    resource as it is now in ``data`` (null when there is none), beside the error."""
+
+    status = 412
+    code = "precondition_failed"
+    message = "The resource changed since the version named in If-Match (or If-None-Match)."
+
+    def __init__(
+        self, *, current: dict[str, Any] | None, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(headers=headers)
+        self.current = current
+
+    def body(self) -> dict[str, Any]:
+        return {**super().body(), "data": self.current}

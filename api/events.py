@@ -18,4 +18,9 @@ EVENT_CATALOG = (
     "question.translation.deleted",
     "category.translation.updated",
     "category.translation.deleted",
+    # Review before publishing (issue 30): data is the draft (``GET …/questions/{id}/draft``).
+    "question.review_requested",
+    "question.approved",
+    "question.rejected",
+    "import.completed",  # one per import (issue 29), instead of an event per question
 )

@@ -11,7 +11,8 @@ the key and the org as this process holds them, ``Directory.cached``, never a lo
 the scope, the rate limit with the generation in its round trip, the key's use;
 ``api.locales``: the locale; ``api.response_cache``: the key and the entry;
 ``api.observability``: the request id, the metrics and the access log line) and answers the
-same status, body and headers.
+same status, body and headers. An entry keeps its ``ETag`` (``api.etags``): a read whose
+``If-None-Match`` names it is answered 304 here (issue 30).
 
 Anything else goes to Quart unchanged: another route or method, a publishable key (CORS and
 analytics are Quart's hooks), no key, a refused one or one this process does not hold, a NUL,
@@ -43,6 +44,7 @@ from api.binding import (
     key_accepted,
     key_usage,
 )
+from api.etags import ETAG, IF_NONE_MATCH, for_body_off_loop, none_match
 from api.locales import LocaleNotEnabled, negotiate
 from api.observability import bind_request_id, observe, request_id_for
 from api.org_inflight import for_app as org_inflight
@@ -56,7 +58,7 @@ from tenancy.keys import grants, is_public
 
 PREFIX = "/api/v1/"
 QUESTION_READ = "api.questions.get_question"
-Answer = tuple[list[tuple[bytes, bytes]], bytes, str]  # headers, body, route
+Answer = tuple[list[tuple[bytes, bytes]], bytes, str, int]  # headers, body, route, status
 
 
 class CachedReads:
@@ -81,11 +83,11 @@ class CachedReads:
             started = time.perf_counter()
             answer = await self._answer(cast(dict[str, Any], scope))
             if answer is not None:
-                headers, body, route = answer
-                await send({"type": "http.response.start", "status": 200, "headers": headers})
+                headers, body, route, status = answer
+                await send({"type": "http.response.start", "status": status, "headers": headers})
                 await send({"type": "http.response.body", "body": body, "more_body": False})
                 self.served += 1
-                observe("GET", route, 200, time.perf_counter() - started)
+                observe("GET", route, status, time.perf_counter() - started)
                 return
         await self.inner(scope, receive, send)
 
@@ -120,7 +122,7 @@ class CachedReads:
             return None
         finally:
             budgets.release(slot)
-        return Cached(body, (("Content-Language", served),))
+        return Cached(body, (("Content-Language", served), (ETAG, await for_body_off_loop(body))))
 
     async def _answer(self, scope: dict[str, Any]) -> Answer | None:
         """The cached response to this request, or None (Quart answers it)."""
@@ -203,15 +205,17 @@ class CachedReads:
         key_usage(extensions).seen(key.fingerprint)
         request_id = request_id_for(headers.get("X-Request-Id", ""))
         bind_request_id(request_id)
-        body = found.body
+        body, status = found.body, 200
         out = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
         ]
+        if none_match(headers.get(IF_NONE_MATCH), dict(found.headers).get(ETAG)):
+            body, status, out = b"", 304, []  # issue 30: the client's copy is current
         out += [(name.lower().encode(), value.encode("latin1")) for name, value in found.headers]
         rate = decision.headers()
         out += [(name.lower().encode(), value.encode()) for name, value in rate.items()]
         if chosen.varies:
             out.append((b"vary", b"Accept-Language"))
         out.append((b"x-request-id", request_id.encode("latin1")))
-        return out, body, rule.rule
+        return out, body, rule.rule, status

@@ -13,6 +13,7 @@ from quart import Blueprint, g, request
 from werkzeug.routing import Rule
 
 from api.analytics.routes import analytics
+from api.answers.routes import answers
 from api.audit.routes import audit
 from api.billing.routes import billing
 from api.binding import (
@@ -22,11 +23,19 @@ from api.binding import (
 )
 from api.categories import service as categories_service
 from api.categories.routes import categories
+from api.conditional import answer_not_modified, tag_response
 from api.cors import add_cors_headers, answer_preflight
 from api.errors import MethodNotAllowed
+from api.exports.routes import exports
+from api.imports.routes import imports
 from api.keys.routes import keys
+from api.members.binding import bind_member
+from api.members.routes import members
+from api.questions.draft_routes import question_drafts
 from api.questions.routes import questions
 from api.questions.rules import SLUGS as QUESTION_SLUGS
+from api.reviews.routes import reviews
+from api.reviews.workflow_routes import workflow_settings
 from api.settings.routes import settings
 from api.translations.file_routes import translation_files
 from api.translations.routes import translations
@@ -67,9 +76,13 @@ async def refuse_other_methods_on_operations() -> None:
 api_v1.before_request(answer_preflight)  # CORS preflights carry no key (api/cors.py)
 api_v1.before_request(refuse_other_methods_on_operations)
 api_v1.before_request(bind_request_to_org)
-# After-request functions run last-registered first: CORS headers go on the final response.
+api_v1.before_request(bind_member)  # a member's key acts as the member (issue 30)
+# After-request functions run last-registered first: CORS headers go on the final response;
+# the ETag is made before the commit (the cache keeps it), 304 answered after it.
 api_v1.after_request(add_cors_headers)
+api_v1.after_request(answer_not_modified)
 api_v1.after_request(finish_request_transaction)
+api_v1.after_request(tag_response)
 api_v1.teardown_request(close_request_session)
 
 api_v1.register_blueprint(categories)
@@ -82,3 +95,10 @@ api_v1.register_blueprint(translation_files)
 api_v1.register_blueprint(keys)
 api_v1.register_blueprint(analytics)
 api_v1.register_blueprint(audit)
+api_v1.register_blueprint(imports)
+api_v1.register_blueprint(exports)
+api_v1.register_blueprint(answers)
+api_v1.register_blueprint(members)
+api_v1.register_blueprint(question_drafts)
+api_v1.register_blueprint(reviews)
+api_v1.register_blueprint(workflow_settings)

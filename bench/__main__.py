@@ -504,6 +504,14 @@ class Bench:
                 ("help", self.rows_of("help_center", "help_center_rows")),
                 # issue 17: what recording readers' searches and views costs those pages
                 ("analytics", self.rows_of("analytics", "analytics_rows")),
+                # issue 28: how well /answers finds what a person means, beside its baselines
+                ("answers", self.rows_of("answers.over_http", "answers_quality_rows")),
+                # issue 28: query embedding CPU, create cost with embeddings, nearest at 100k
+                ("embeddings", self.rows_of("embeddings", "embeddings_rows")),
+                # issue 28: /answers p95 at 100,000 embedded questions, cache off
+                ("answers-speed", self.rows_of("answers_speed", "answers_speed_rows")),
+                # issue 29: 10,000 Zendesk articles imported, RSS flat; a 10,000-question export
+                ("transfers", self.rows_of("transfers", "transfer_rows")),
                 ("change", self.row_migrate_change),
             ]
             for name, step in steps:

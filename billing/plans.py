@@ -20,18 +20,51 @@ class Caps:
     webhooks: bool  # may create webhooks at all (FREE: 403 plan_required)
     webhook_limit: int  # live (not deleted) webhooks; past it, 402 plan_limit_reached
     locales: int | None = None  # enabled locales, the default included (issue 15); None: unlimited
+    synonym_groups: int = 20  # synonym groups per locale (issue 28, ``PUT /synonyms``)
 
 
 CAPS: dict[Plan, Caps] = {
     Plan.FREE: Caps(categories=10, questions=200, webhooks=False, webhook_limit=0, locales=2),
-    Plan.STARTER: Caps(categories=50, questions=2_000, webhooks=True, webhook_limit=10, locales=5),
-    Plan.PRO: Caps(categories=500, questions=50_000, webhooks=True, webhook_limit=50, locales=20),
+    Plan.STARTER: Caps(
+        categories=50,
+        questions=2_000,
+        webhooks=True,
+        webhook_limit=10,
+        locales=5,
+        synonym_groups=200,
+    ),
+    Plan.PRO: Caps(
+        categories=500,
+        questions=50_000,
+        webhooks=True,
+        webhook_limit=50,
+        locales=20,
+        synonym_groups=1_000,
+    ),
     # Locales: what the product can serve (issue 26): each page lists every enabled locale,
     # and a sitemap URL carries one alternate per locale.
     Plan.ENTERPRISE: Caps(
-        categories=None, questions=None, webhooks=True, webhook_limit=500, locales=100
+        categories=None,
+        questions=None,
+        webhooks=True,
+        webhook_limit=500,
+        locales=100,
+        synonym_groups=5_000,
     ),
 }
+
+
+# Bytes of one import's upload (issue 29); past it, 413 payload_too_large.
+IMPORT_UPLOAD_BYTES: dict[Plan, int] = {
+    Plan.FREE: 10 * 2**20,
+    Plan.STARTER: 25 * 2**20,
+    Plan.PRO: 100 * 2**20,
+    Plan.ENTERPRISE: 100 * 2**20,
+}
+
+
+def import_upload_bytes(plan: Plan) -> int:
+    return IMPORT_UPLOAD_BYTES[plan]
 
 
 def caps_for(plan: Plan) -> Caps:
@@ -55,6 +88,25 @@ def cap_allows(cap: int | None, current: int) -> bool:
 
 def allows_webhooks(plan: Plan) -> bool:
     return CAPS[plan].webhooks
+
+
+# Team publishing (issue 30): active members per org (None: unlimited), and the plans that may
+# turn on ``workflow.requireReview``.
+SEATS: dict[Plan, int | None] = {
+    Plan.FREE: 3,
+    Plan.STARTER: 10,
+    Plan.PRO: 50,
+    Plan.ENTERPRISE: None,
+}
+REVIEW_PLANS = frozenset({Plan.PRO, Plan.ENTERPRISE})
+
+
+def seats_of(plan: Plan) -> int | None:
+    return SEATS[plan]
+
+
+def allows_review(plan: Plan) -> bool:
+    return plan in REVIEW_PLANS
 
 
 # The Stripe price `lookup_key` of each paid plan (ops give their prices these keys).

@@ -9,5 +9,6 @@ import tasks.help_center
 import tasks.publishing
 import tasks.purge
 import tasks.relay
+import tasks.transfers
 
 __all__ = ["tasks"]

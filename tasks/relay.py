@@ -56,6 +56,7 @@ from api.webhooks.models import Webhook
 from api.webhooks.service import LIVE, NewDelivery, queue_deliveries
 from tasks.db import worker_engine
 from tasks.deliveries.engine import deliver_many, run_detaching
+from tasks.embeddings import queue_embeddings
 from tasks.jobs import PeriodicJob, register
 from tasks.org_failures import each_org
 from tasks.registry import actor
@@ -176,6 +177,7 @@ async def _drain(
             ]
             # With ``sends``, no messages after commit: the deliveries are sent below.
             queued = await queue_deliveries(session, org_id, items, send=sends is None)
+            queue_embeddings(session, org_id, ((row.event, row.data) for row in rows))
             await commit(session)
         if sends is not None and queued:
             pairs = [(row.id, row.webhook_id) for row in queued]

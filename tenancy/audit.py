@@ -34,6 +34,11 @@ def api_key_actor(fingerprint: str) -> Actor:
     return {"type": "apiKey", "id": fingerprint}
 
 
+def member_actor(member_id: str, fingerprint: str) -> Actor:
+    """A change made with a key that belongs to a member (issue 30)."""
+    return {"type": "member", "id": member_id, "keyFingerprint": fingerprint}
+
+
 def system_actor(name: str) -> Actor:
     """A change made by the service itself: ``scheduler``, ``stripe``, ``cli``..."""
     return {"type": "system", "id": name}
@@ -42,7 +47,7 @@ def system_actor(name: str) -> Actor:
 # The outbox event of an audit record: internal, in no webhook's catalog, never delivered.
 AUDIT_EVENT = "audit"
 # The resources of the org's audit log (the ``resource`` filter of ``GET …/audit``).
-AUDIT_RESOURCES = ("category", "question", "webhook", "key", "settings", "plan")
+AUDIT_RESOURCES = ("category", "question", "webhook", "key", "settings", "plan", "member")
 
 
 def audit_payload(

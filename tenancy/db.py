@@ -108,6 +108,8 @@ def make_engine(
         execution_options={STATEMENT_TIMEOUT_OPTION: statement_timeout_ms},
     )
     _install_schema_free_sql(engine)
+    # The vector codec first: declaring a codec clears the derived (array) types declared before.
+    event.listen(engine.sync_engine, "connect", _register_vector_codec)
     event.listen(engine.sync_engine, "connect", _register_array_codecs)
     return engine
 
@@ -165,6 +167,28 @@ def _register_array_codecs(dbapi_conn: Any, _record: Any) -> None:
             for oid, element, element_oid in _BUILTIN_ARRAYS
         ]
     )
+
+
+# pgvector's type (issue 28) has no fixed OID: it is looked up once per database per process
+# (``to_regtype``, not asyncpg's type introspection; again at each new connection while the
+# extension is not there yet) and declared as text, both ways.
+_VECTOR_OIDS: dict[tuple[str, str], int] = {}
+_VECTOR_OID_SQL = "SELECT to_regtype('public.vector')::oid"
+
+
+def _register_vector_codec(dbapi_conn: Any, _record: Any) -> None:
+    driver = dbapi_conn.driver_connection
+    params = driver._params
+    key = (str(driver._addr), str(params.database))
+    oid = _VECTOR_OIDS.get(key)
+    if oid is None:
+        oid = await_only(driver.fetchval(_VECTOR_OID_SQL))
+        if oid is not None:
+            _VECTOR_OIDS[key] = oid
+    if oid is not None:
+        driver._protocol.get_settings().add_python_codec(
+            oid, "vector", "public", [], "scalar", str, str, "text"
+        )
 
 
 def checked_schema_name(schema: str) -> str:
@@ -263,6 +287,22 @@ def tenant_session(engine: AsyncEngine, schema: str) -> AsyncSession:
     )
 
 
+def sibling_session(session: AsyncSession) -> AsyncSession:
+    """A new session of the org and engine of ``session`` (work that outlives a request, such
+    as a cache's background refresh, opens its own)."""
+    return AsyncSession(
+        bind=session.bind,
+        sync_session_class=TenantSyncSession,
+        info={_SEARCH_PATH_KEY: session.info[_SEARCH_PATH_KEY]},
+        expire_on_commit=False,
+    )
+
+
+def org_path(session: AsyncSession) -> str:
+    """The search path ``session`` binds (its org's schema, quoted): a per-org cache key."""
+    return str(session.info[_SEARCH_PATH_KEY])
+
+
 async def bind_org(conn: AsyncConnection, schema: str) -> AsyncConnection:
     """Bind an open transaction of ``conn`` to ``schema`` (until it ends); returns the view of
     ``conn`` to run tenant statements on."""
@@ -335,6 +375,7 @@ def _read_engine(view: AsyncEngine) -> AsyncEngine:
             execution_options={"schema_translate_map": SCHEMA_FREE},
         )
         _install_schema_free_sql(engine)
+        event.listen(engine.sync_engine, "connect", _register_vector_codec)
         event.listen(engine.sync_engine, "connect", _register_array_codecs)
         return engine
 

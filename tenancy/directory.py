@@ -70,6 +70,7 @@ class KeyRecord:
     revoked: bool
     allowed_origins: tuple[str, ...] = ()
     expires_at: datetime | None = None
+    member_id: str | None = None  # the member a key acts for (issue 30); never changes
 
     def expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
@@ -181,6 +182,7 @@ class Directory:
                         ApiKey.revoked,
                         ApiKey.allowed_origins,
                         ApiKey.expires_at,
+                        ApiKey.member_id,
                     ).where(ApiKey.key_hash == digest)
                 )
             ).first()
@@ -193,6 +195,7 @@ class Directory:
             row.revoked,
             tuple(row.allowed_origins),
             row.expires_at,
+            row.member_id,
         )
 
     async def public_origins(self, org_id: str) -> frozenset[str]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ulid import ULID
 
-PREFIXES = frozenset({"org", "cat", "q", "wh", "dlv", "rev", "aud", "evt"})
+# imp, exp: import and export jobs (issue 29).
+PREFIXES = frozenset({"org", "cat", "q", "wh", "dlv", "rev", "aud", "evt", "mem", "imp", "exp"})
 
 
 def new_id(prefix: str) -> str:

@@ -22,7 +22,9 @@ from tenancy.models import ApiKey
 
 SCOPE_RANK = {"read": 1, "write": 2, "admin": 3}
 PUBLIC = "public"
-SCOPES = (*SCOPE_RANK, PUBLIC)
+# Approve or reject drafts (issue 30): beside the ranks, included by admin only.
+REVIEW = "review"
+SCOPES = (*SCOPE_RANK, REVIEW, PUBLIC)
 SECRET_PREFIX = "faq_"  # noqa: S105 (a prefix, not a secret)
 PUBLIC_PREFIX = "faq_pk_"
 INVALIDATION_CHANNEL = "faq_tenancy"
@@ -43,7 +45,7 @@ def check_scopes(scopes: Sequence[str]) -> list[str]:
     ``public`` with another scope."""
     unknown = [s for s in scopes if s not in SCOPES]
     if not scopes or unknown:
-        raise ValueError("scopes must be read, write, admin or public")
+        raise ValueError("scopes must be read, write, review, admin or public")
     kept = list(dict.fromkeys(scopes))
     if PUBLIC in kept and len(kept) > 1:
         raise ValueError("public cannot be combined with other scopes")
@@ -62,6 +64,8 @@ def grants(scopes: Sequence[str], required: str) -> bool:
     else includes it."""
     if required == PUBLIC:
         return PUBLIC in scopes
+    if required == REVIEW:
+        return REVIEW in scopes or "admin" in scopes
     rank = max((SCOPE_RANK.get(s, 0) for s in scopes), default=0)
     return rank >= SCOPE_RANK[required]
 
@@ -85,6 +89,7 @@ async def create_key(
     name: str = "",
     allowed_origins: Sequence[str] = (),
     expires_at: datetime | None = None,
+    member_id: str | None = None,
 ) -> IssuedKey:
     """A new key (``faq_pk_`` for a public one); the caller's transaction commits it."""
     scopes = check_scopes(scopes)
@@ -100,6 +105,7 @@ async def create_key(
             name=name,
             allowed_origins=list(allowed_origins),
             expires_at=expires_at,
+            member_id=member_id,
         )
     )
     await session.flush()

@@ -49,3 +49,5 @@ class ApiKey(SharedBase):
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    # The member the key belongs to (issue 30; ``members`` is in the org's schema).
+    member_id: Mapped[str | None] = mapped_column(String(40))

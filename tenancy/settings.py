@@ -108,6 +108,19 @@ class Settings(BaseSettings):
     # Record readers' searches, clicks and help-center page views (content analytics,
     # issue 17); false records none of them (votes are still kept).
     faq_content_analytics: bool = True
+    # Semantic search (issue 28, docs/answers.md "Embeddings"): false runs lexical only.
+    faq_semantic_search: bool = True
+    # An OpenAI-compatible ``/v1/embeddings`` endpoint (base URL, e.g. https://host/v1) with
+    # its model and vector size; unset: the WordLlama model shipped in its wheel (256).
+    faq_embeddings_url: str | None = None
+    faq_embeddings_model: str | None = None
+    faq_embeddings_dimensions: int | None = Field(default=None, ge=1, le=16_000)
+    faq_embeddings_api_key: SecretStr | None = None
+    faq_embeddings_timeout_seconds: float = Field(default=10, gt=0)
+    # Languages the endpoint embeds ("en,de"; empty: every locale); WordLlama: English only.
+    faq_embeddings_languages: str = ""
+    # Query embeddings kept per process (bytes bound, LRU); 0: off.
+    faq_embeddings_query_cache_mb: int = Field(default=16, ge=0)
     faq_log_level: str = "INFO"
 
     @field_validator("faq_trusted_proxies")

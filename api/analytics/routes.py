@@ -39,9 +39,15 @@ async def search_analytics(query_args: SearchesQuery) -> Result:
     """Top search queries with their click-through, and the queries that found nothing, each
     by count (then query), at most ``limit`` (1..100, default 20) of each. Window: ``since``
     to ``until`` (UTC dates, both included; default the last 30 days, at most 400 days back);
-    ``locale`` keeps the searches made in that locale."""
+    ``locale`` keeps the searches made in that locale; ``source`` those made through the help
+    center (``help_center``), a publishable key (``api``) or the MCP server (``mcp``), counted
+    from the raw searches (kept 90 days)."""
     data = await service.search_analytics(
-        db(), _window(query_args), locale=query_args.locale, limit=query_args.limit
+        db(),
+        _window(query_args),
+        locale=query_args.locale,
+        limit=query_args.limit,
+        source=query_args.source,
     )
     return {"data": data}, 200
 
@@ -52,9 +58,11 @@ async def search_analytics(query_args: SearchesQuery) -> Result:
 @document_response(Envelope[QuestionsAnalytics])
 @tag(TAGS)
 async def questions_analytics(query_args: QuestionsQuery) -> Result:
-    """Questions with views or votes in the window: views, helpful and unhelpful votes, the
-    share helpful and the unhelpful votes' reasons, by ``sort`` (views, helpful or unhelpful;
-    then slug), at most ``limit`` (1..100, default 20); deleted questions are left out."""
+    """Questions with views or votes in the window, with their counts.
+
+    Each has its views, helpful and unhelpful votes, the share helpful and the unhelpful
+    votes' reasons; ordered by ``sort`` (views, helpful or unhelpful; then slug), at most
+    ``limit`` (1..100, default 20); deleted questions are left out."""
     data = await service.questions_analytics(
         db(), _window(query_args), sort=query_args.sort, limit=query_args.limit
     )

@@ -52,6 +52,8 @@ class WindowQuery(QueryArgs):
 
 class SearchesQuery(WindowQuery):
     locale: str | None = Field(default=None, min_length=1, max_length=35)
+    # Where the searches were made (issue 31): the help center, a publishable key, an MCP tool.
+    source: Literal["help_center", "api", "mcp"] | None = None
     limit: Limit = 20  # rows of each list
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from sqlalchemy import text
@@ -20,6 +20,7 @@ from api.errors import ValidationFailed, field_error
 from api.questions.queries import load
 
 DEFAULT_DAYS = 30
+DAY = timedelta(days=1)
 MAX_DAYS_BACK = 400
 MAX_REASONS = 20  # per question, as the aggregation keeps per day
 SORTS = {"views": "views", "helpful": "helpful", "unhelpful": "unhelpful"}
@@ -32,6 +33,11 @@ class Window:
 
     def params(self) -> dict[str, Any]:
         return {"since": self.since, "until": self.until}
+
+    def bounds(self) -> dict[str, datetime]:
+        """The window as times: from ``since``'s start to the end of ``until`` (UTC)."""
+        start = datetime.combine(self.since, time.min, UTC)
+        return {"start": start, "end": datetime.combine(self.until, time.min, UTC) + DAY}
 
     def days(self) -> list[date]:
         return [self.since + timedelta(days=n) for n in range((self.until - self.since).days + 1)]
@@ -69,16 +75,40 @@ _NO_RESULTS = """
     GROUP BY query ORDER BY searches DESC, query LIMIT :limit
 """
 
+# The same from the raw searches of one source (``search_events``, by its ``at`` index).
+_TOP_QUERIES_OF_SOURCE = """
+    SELECT query, count(*)::int AS searches, count(clicked_question_id)::int AS clicks
+    FROM search_events WHERE at >= :start AND at < :end AND source = :source {locale}
+    GROUP BY query ORDER BY searches DESC, query LIMIT :limit
+"""
+_NO_RESULTS_OF_SOURCE = """
+    SELECT query, count(*)::int AS searches
+    FROM search_events
+    WHERE at >= :start AND at < :end AND source = :source AND results = 0 {locale}
+    GROUP BY query ORDER BY searches DESC, query LIMIT :limit
+"""
+
 
 async def search_analytics(
-    session: AsyncSession, span: Window, *, locale: str | None, limit: int
+    session: AsyncSession,
+    span: Window,
+    *,
+    locale: str | None,
+    limit: int,
+    source: str | None = None,
 ) -> dict[str, Any]:
     """The most frequent queries with their click-through, and the queries that found
-    nothing, each by count (then query), at most ``limit`` of each."""
-    params = {**span.params(), "limit": limit, "locale": locale}
+    nothing, each by count (then query), at most ``limit`` of each. With ``source``, from the
+    raw searches (the daily aggregates do not keep it; raw rows are kept 90 days)."""
+    params = {**span.params(), "limit": limit, "locale": locale, "source": source}
     where = "AND locale = :locale" if locale is not None else ""
-    top = await session.execute(text(_TOP_QUERIES.format(locale=where)), params)
-    none = await session.execute(text(_NO_RESULTS.format(locale=where)), params)
+    if source is not None:
+        params.update(span.bounds())
+        top_sql, none_sql = _TOP_QUERIES_OF_SOURCE, _NO_RESULTS_OF_SOURCE
+    else:
+        top_sql, none_sql = _TOP_QUERIES, _NO_RESULTS
+    top = await session.execute(text(top_sql.format(locale=where)), params)
+    none = await session.execute(text(none_sql.format(locale=where)), params)
     return {
         "since": span.since.isoformat(),
         "until": span.until.isoformat(),

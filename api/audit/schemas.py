@@ -9,7 +9,7 @@ from pydantic import Field
 from api.schemas import QueryArgs, ResponseModel, Timestamp
 
 # tenancy.audit.AUDIT_RESOURCES, spelled out for the OpenAPI document (an enum).
-Resource = Literal["category", "question", "webhook", "key", "settings", "plan"]
+Resource = Literal["category", "question", "webhook", "key", "settings", "plan", "member"]
 
 
 class AuditWindow(QueryArgs):
@@ -34,8 +34,9 @@ class AuditExportQuery(AuditWindow):
 
 
 class OrgAuditActor(ResponseModel):
-    type: Literal["apiKey", "system"]
-    id: str  # a key fingerprint, or scheduler | stripe | cli
+    type: Literal["apiKey", "system", "member"]
+    id: str  # a key fingerprint, scheduler | stripe | cli, or a member id (issue 30)
+    key_fingerprint: str | None = None  # a member's key (type member only)
 
 
 class OrgAuditEntryOut(ResponseModel):

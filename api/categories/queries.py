@@ -15,6 +15,8 @@ from sqlalchemy.orm import aliased
 from api.categories.models import Category
 from api.categories.schemas import category_public
 from api.errors import CategoryNotFound
+from api.imports.external_id_reads import external_id_column
+from api.imports.models import imported_as
 from api.pagination import keyset_page
 from api.questions.models import Question
 from api.search import prefix_query, tsquery
@@ -51,6 +53,7 @@ def _columns(published_only: bool) -> tuple[Any, ...]:
         Category.created_at,
         Category.updated_at,
         _question_count(published_only).label("question_count"),
+        external_id_column("category", Category.id),
     )
 
 
@@ -75,7 +78,7 @@ async def get_category(
     row = (await session.execute(statement)).first()
     if row is None:
         raise CategoryNotFound()
-    return category_public(row, row.question_count)
+    return category_public(row, row.question_count, row.external_id)
 
 
 def _served_match(locale: str, matches: ColumnElement[str]) -> ColumnElement[bool]:
@@ -98,11 +101,14 @@ async def list_categories(
     q: str | None,
     locale: str,
     published_only: bool = False,
+    external_id: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[Any] | None]:
     """A page served in ``locale`` and the sort key of its last item when more follow (keyset
     pagination); with ``q``, the best matches of the served text first (stemmed in the
     locale's language). ``published_only``: question counts of published questions only."""
     stmt = _in_locale(locale, published_only)
+    if external_id is not None:  # the category an import made of that source item
+        stmt = stmt.where(Category.id.in_(imported_as("category", external_id)))
     if q is not None:
         query = prefix_query(q)
         if query is None:
@@ -115,7 +121,7 @@ async def list_categories(
         stmt = keyset_page(stmt, Category.sort_order, Category.id, after)
     rows = (await session.execute(stmt.limit(limit + 1))).all()
     page = rows[:limit]
-    items = [category_public(r, r.question_count) for r in page]
+    items = [category_public(r, r.question_count, r.external_id) for r in page]
     if len(rows) <= limit:
         return items, None
     last = page[-1]

@@ -12,6 +12,7 @@ from quart_schema import (
     validate_request,
 )
 
+from api import conditional_locks as locks
 from api.binding import (
     chosen_locale,
     current_org,
@@ -31,6 +32,7 @@ from api.categories.schemas import (
     MergeBody,
     MergeResult,
 )
+from api.conditional import conditional
 from api.pagination import list_body
 from api.questions.schemas import ReadQuery
 from api.schemas import Envelope, IdsBody, ListEnvelope, UpdatedCount
@@ -57,6 +59,7 @@ async def list_categories(query_args: CategoryListQuery) -> Result:
         q=query_args.q,
         locale=locale,
         published_only=public_audience(),
+        external_id=query_args.external_id,
     )
     cursor = cursors().encode(kind, last) if last is not None else None
     return list_body(items, query_args.limit, cursor), 200
@@ -117,6 +120,7 @@ async def get_category(ref: str) -> tuple[dict[str, Any], int, dict[str, str]]:
 @requires_scope("write")
 @validate_request(CategoryUpdate)
 @document_response(Envelope[CategoryOut])
+@conditional(locks.CATEGORY)
 async def update_category(ref: str, data: CategoryUpdate) -> Result:
     """Update any field accepted by create."""
     changes = data.model_dump(by_alias=True, include=data.model_fields_set)
@@ -126,6 +130,7 @@ async def update_category(ref: str, data: CategoryUpdate) -> Result:
 @categories.delete("/<ref>")
 @requires_scope("write")
 @validate_querystring(CategoryDeleteQuery)
+@conditional(locks.CATEGORY)
 async def delete_category(ref: str, query_args: CategoryDeleteQuery) -> tuple[str, int]:
     """Delete a category; with force=true its questions move to the default category."""
     await service.delete_category(db(), current_org(), ref, query_args.force)

@@ -40,6 +40,8 @@ class CategoryListQuery(QueryArgs):
     q: str | None = Field(default=None, max_length=200)
     # The language to serve (else Accept-Language; api/binding.py negotiates it).
     locale: str | None = Field(default=None, min_length=1, max_length=35)
+    # The category an import made of this source item (``zendesk:section:1``; issue 29).
+    external_id: str | None = Field(default=None, min_length=1, max_length=300)
 
 
 class CategoryDeleteQuery(QueryArgs):
@@ -64,6 +66,8 @@ class CategoryOut(ResponseModel):
     question_count: int
     created_at: str
     updated_at: str
+    # The source item an import made it of (``zendesk:section:1``), else null (issue 29).
+    external_id: str | None
 
 
 class MergeResult(ResponseModel):
@@ -87,8 +91,9 @@ class AuditEntryOut(ResponseModel):
     created_at: str
 
 
-def category_public(c: Any, question_count: int) -> dict[str, Any]:
-    """The category exactly as GET returns it (also the ``data`` of its events)."""
+def category_public(c: Any, question_count: int, external_id: str | None) -> dict[str, Any]:
+    """The category exactly as GET returns it (also the ``data`` of its events);
+    ``external_id``: its import's source (``external_id_reads.external_id_column``)."""
     return {
         "id": c.id,
         "slug": c.slug,
@@ -101,4 +106,5 @@ def category_public(c: Any, question_count: int) -> dict[str, Any]:
         "questionCount": question_count,
         "createdAt": iso(c.created_at),
         "updatedAt": iso(c.updated_at),
+        "externalId": external_id,
     }

@@ -22,6 +22,7 @@ from sqlalchemy import (
     delete,
     func,
     insert,
+    literal,
     select,
     text,
     update,
@@ -42,6 +43,7 @@ from api.errors import (
     ValidationFailed,
     field_error,
 )
+from api.imports.external_id_reads import external_id_column
 from api.questions.models import Question
 from api.questions.service import move_to_category
 from api.search import text_vector
@@ -75,19 +77,22 @@ def _question_count() -> ColumnElement[int]:
     )
 
 
-def _with_count() -> Select[Category, int]:
-    return select(Category, _question_count().label("question_count")).where(LIVE)
+def _with_count() -> Select[Category, int, str | None]:
+    """The live categories with their question counts and external ids (issue 29)."""
+    count = _question_count().label("question_count")
+    return select(Category, count, external_id_column("category", Category.id)).where(LIVE)
 
 
 async def _public(session: AsyncSession, category: Category) -> dict[str, Any]:
-    count = (
+    count = select(func.count()).where(
+        Question.category_id == category.id, Question.deleted_at.is_(None)
+    )
+    row = (
         await session.execute(
-            select(func.count()).where(
-                Question.category_id == category.id, Question.deleted_at.is_(None)
-            )
+            select(count.scalar_subquery(), external_id_column("category", literal(category.id)))
         )
-    ).scalar_one()
-    return category_public(category, count)
+    ).one()
+    return category_public(category, row[0], row[1])
 
 
 def _by_ref(ref: str) -> ColumnElement[bool]:
@@ -111,7 +116,7 @@ async def get_category(session: AsyncSession, ref: str) -> dict[str, Any]:
     row = (await session.execute(_with_count().where(_by_ref(ref)))).first()
     if row is None:
         raise CategoryNotFound()
-    return category_public(row.Category, row.question_count)
+    return category_public(row.Category, row.question_count, row.external_id)
 
 
 async def audit_log(session: AsyncSession) -> list[dict[str, Any]]:
@@ -336,7 +341,8 @@ async def _emit_category_updates(
             await session.execute(_with_count().where(Category.id.in_(ids)).order_by(Category.id))
         ).all()
         events = [
-            ("category.updated", category_public(row.Category, row.question_count)) for row in rows
+            ("category.updated", category_public(row.Category, row.question_count, row.external_id))
+            for row in rows
         ]
     if events or then:
         await record_events(session, org.id, [*events, *then])

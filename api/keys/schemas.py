@@ -10,7 +10,7 @@ from api.schemas import QueryArgs, RequestBody, ResponseModel, Timestamp
 
 MAX_ORIGINS = 20
 Name = Annotated[str, Field(min_length=1, max_length=200)]
-# Checked by ``api.keys.service`` (read|write|admin|public; public alone).
+# Checked by ``api.keys.service`` (read|write|review|admin|public; public alone).
 Scope = Annotated[str, Field(min_length=1, max_length=10)]
 Origin = Annotated[str, Field(min_length=1, max_length=255)]
 
@@ -21,6 +21,8 @@ class KeyCreate(RequestBody):
     expires_at: Timestamp | None = None  # in the future
     # Exact origins (``scheme://host[:port]``, http or https), public keys only.
     allowed_origins: list[Origin] = Field(default_factory=list, max_length=MAX_ORIGINS)
+    # The member the key belongs to (issue 30): its scopes never exceed the member's role.
+    member_id: Annotated[str, Field(min_length=1, max_length=40)] | None = None
 
 
 class KeyListQuery(QueryArgs):
@@ -37,6 +39,7 @@ class KeyOut(ResponseModel):
     last_used_at: str | None  # recorded at most once a minute
     expires_at: str | None
     revoked_at: str | None
+    member_id: str | None  # the member it belongs to (its actor in audit logs), or null
 
 
 class KeyCreated(KeyOut):

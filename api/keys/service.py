@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.errors import KeyNotFound, LastAdminKey, ValidationFailed, field_error
 from api.keys.schemas import KeyCreate
+from api.members.service import active_member, check_key_scopes
 from api.pagination import keyset_page
 from tenancy.audit import Actor, audit_change
 from tenancy.clock import iso, utcnow
@@ -36,6 +37,7 @@ COLUMNS = (
     ApiKey.last_used_at,
     ApiKey.expires_at,
     ApiKey.revoked_at,
+    ApiKey.member_id,
 )
 
 
@@ -49,6 +51,7 @@ def key_public(row: Any) -> dict[str, Any]:
         "lastUsedAt": iso(row.last_used_at),
         "expiresAt": iso(row.expires_at),
         "revokedAt": iso(row.revoked_at),
+        "memberId": row.member_id,
     }
 
 
@@ -125,6 +128,18 @@ def validated(
     return checked, _origins(origins, is_public(checked)), _expiry(expires_at)
 
 
+async def check_member_key(session: AsyncSession, member_id: str, scopes: list[str]) -> None:
+    """A key for ``member_id`` (an active member of the org whose schema ``session`` sees):
+    a secret key within the member's role (400 ``validation_failed`` otherwise)."""
+    member = await active_member(session, member_id)
+    if is_public(scopes):
+        raise ValidationFailed(
+            "A publishable key belongs to no member.",
+            details=field_error("memberId", "not for a public key"),
+        )
+    check_key_scopes(scopes, member.role)
+
+
 async def list_keys(
     session: AsyncSession, org: OrgContext, *, limit: int, after: list[Any] | None
 ) -> tuple[list[dict[str, Any]], list[Any] | None]:
@@ -155,12 +170,19 @@ async def issue(
     allowed_origins: list[str],
     expires_at: datetime | None,
     actor: Actor,
+    member_id: str | None = None,
 ) -> dict[str, Any]:
     """A new key of the org (checked values: ``validated``), audited in the org's log with
     the public shape of ``GET /keys`` (never the key nor its hash); the public shape plus
     ``key``. ``session`` sees the org's schema (the API's, or ``faq keys create``'s)."""
     issued = await create_key(
-        session, org_id, scopes, name=name, allowed_origins=allowed_origins, expires_at=expires_at
+        session,
+        org_id,
+        scopes,
+        name=name,
+        allowed_origins=allowed_origins,
+        expires_at=expires_at,
+        member_id=member_id,
     )
     row = (
         await session.execute(select(*COLUMNS).where(ApiKey.fingerprint == issued.fingerprint))
@@ -181,6 +203,8 @@ async def issue(
 
 async def create(session: AsyncSession, org: OrgContext, data: KeyCreate) -> dict[str, Any]:
     scopes, origins, expires_at = validated(data.scopes, data.allowed_origins, data.expires_at)
+    if data.member_id is not None:
+        await check_member_key(session, data.member_id, scopes)
     return await issue(
         session,
         org.id,
@@ -189,6 +213,7 @@ async def create(session: AsyncSession, org: OrgContext, data: KeyCreate) -> dic
         allowed_origins=origins,
         expires_at=expires_at,
         actor=org.actor,
+        member_id=data.member_id,
     )
 
 

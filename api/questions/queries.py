@@ -32,10 +32,13 @@ from sqlalchemy.orm import aliased
 
 from api.categories.models import Category
 from api.errors import QuestionNotFound, ValidationFailed, field_error
+from api.imports.external_id_reads import external_id_column, external_id_sql, question_read
+from api.imports.models import imported_as
 from api.pagination import keyset_page
+from api.questions import read_drafts
 from api.questions.models import Question, QuestionRevision
 from api.questions.rules import LIVE
-from api.questions.schemas import question_public, revision_public
+from api.questions.schemas import revision_public
 from api.search import prefix_query, tsquery, unranked
 from api.translations.models import QuestionTranslation, source_digest_sql
 from tenancy.db import read_records, read_rows
@@ -78,13 +81,20 @@ SERVED_COLUMNS: tuple[Any, ...] = tuple(
     for column in PUBLIC_COLUMNS
 )
 SERVED_VECTOR = case((PUBLISHED, SERVED.search_vector), else_=Question.search_vector)
+EXTERNAL_ID = external_id_column("question", Question.id)  # its import's source (issue 29)
 
 
-def _in_locale(locale: str) -> Select[Any]:
+def in_locale(locale: str) -> Select[Any]:
     """The live questions as served in ``locale``: one LEFT JOIN on the translations' primary
     key (question id, locale)."""
     on = and_(SERVED.question_id == Question.id, SERVED.locale == literal(locale))
-    return select(*SERVED_COLUMNS).select_from(Question).outerjoin(SERVED, on).where(LIVE)
+    stmt = (
+        select(*SERVED_COLUMNS, EXTERNAL_ID, *read_drafts.DRAFT_COLUMNS)
+        .select_from(Question)
+        .outerjoin(SERVED, on)
+    )
+    # The draft beside it (issue 30): its primary key, one row at most.
+    return stmt.outerjoin(read_drafts.QuestionDraft, read_drafts.DRAFT_ON).where(LIVE)
 
 
 def _served_match(locale: str, matches: ColumnElement[str]) -> ColumnElement[bool]:
@@ -121,12 +131,12 @@ def _prebuilt_statement(kind: str, locale: str, flag: bool) -> Select[Any]:
         return stmt
     if kind == "get":
         column = Question.id if flag else Question.slug
-        stmt = _in_locale(locale).where(column == bindparam("ref"))
+        stmt = in_locale(locale).where(column == bindparam("ref"))
     else:
         after: list[Any] | None = (
             [bindparam("after_order"), bindparam("after_id")] if flag else None
         )
-        stmt = keyset_page(_in_locale(locale), Question.sort_order, Question.id, after)
+        stmt = keyset_page(in_locale(locale), Question.sort_order, Question.id, after)
         stmt = stmt.limit(bindparam("limit"))
     if len(_prebuilt) < _PREBUILT_MAX:
         _prebuilt[key] = stmt
@@ -173,28 +183,42 @@ _FIELDS_SQL = (
     ("scheduledPublishAt", _optional_stamp("q.scheduled_publish_at")),
     ("createdAt", _optional_stamp("q.created_at")),
     ("updatedAt", _optional_stamp("q.updated_at")),
+    ("externalId", f"COALESCE({_text(external_id_sql('question', 'q.id'))}, 'null')"),
 )
-_JSON_SQL = (
-    " || ".join(
-        f"""'{"{" if n == 0 else ","}"{name}":' || {expr}"""
-        for n, (name, expr) in enumerate(_FIELDS_SQL)
+
+
+def _json_sql(drafts: bool) -> str:
+    """The question's JSON; its ``draft`` from the joined draft (``d``), else null."""
+    draft = read_drafts.draft_sql(_stamp, _text) if drafts else "'null'"
+    return (
+        " || ".join(
+            f"""'{"{" if n == 0 else ","}"{name}":' || {expr}"""
+            for n, (name, expr) in enumerate((*_FIELDS_SQL, ("draft", draft)))
+        )
+        + " || '}'"
     )
-    + " || '}'"
-)
-# $1: the locale of the read. Tables unqualified: ``read_records`` binds the org's schema.
-_FROM_SQL = (
-    "FROM questions q LEFT JOIN question_translations s"
-    " ON s.question_id = q.id AND s.locale = $1 WHERE q.deleted_at IS NULL"
-)
+
+
+def _from_sql(drafts: bool) -> str:
+    """$1: the locale of the read. Tables unqualified: ``read_records`` binds the org's
+    schema."""
+    return (
+        "FROM questions q LEFT JOIN question_translations s"
+        f" ON s.question_id = q.id AND s.locale = $1{read_drafts.DRAFT_JOIN_SQL if drafts else ''}"
+        " WHERE q.deleted_at IS NULL"
+    )
+
+
 # The single read: by id or by slug ($2); its status and served locale for the view.
 _GET_SQL = {
-    by_id: f"SELECT q.status, CASE WHEN {_SERVED_SQL} THEN s.locale ELSE q.locale END,"
-    f" q.id, {_JSON_SQL} {_FROM_SQL} AND q.{'id' if by_id else 'slug'} = $2"
+    (by_id, drafts): f"SELECT q.status, CASE WHEN {_SERVED_SQL} THEN s.locale ELSE q.locale END,"
+    f" q.id, {_json_sql(drafts)} {_from_sql(drafts)} AND q.{'id' if by_id else 'slug'} = $2"
     for by_id in (False, True)
+    for drafts in (False, True)
 }
 
 
-def _page_sql(status: bool, after: bool) -> str:
+def _page_sql(status: bool, after: bool, drafts: bool) -> str:
     """The plain list in its order (``keyset_page``'s conditions): ``$2`` the limit, then the
     status when filtered, then the cursor's order and id when after one."""
     where = ""
@@ -205,22 +229,27 @@ def _page_sql(status: bool, after: bool) -> str:
     if after:
         where += f" AND (q.sort_order > ${n} OR (q.sort_order = ${n} AND q.id > ${n + 1}))"
     return (
-        f"SELECT q.sort_order, q.id, {_JSON_SQL} {_FROM_SQL}{where}"
+        f"SELECT q.sort_order, q.id, {_json_sql(drafts)} {_from_sql(drafts)}{where}"
         " ORDER BY q.sort_order, q.id LIMIT $2"
     )
 
 
 _PAGE_SQL = {
-    (status, after): _page_sql(status, after) for status in (False, True) for after in (False, True)
+    (status, after, drafts): _page_sql(status, after, drafts)
+    for status in (False, True)
+    for after in (False, True)
+    for drafts in (False, True)
 }
 
 
 async def get_question_json(
-    session: AsyncSession, ref: str, locale: str
+    session: AsyncSession, ref: str, locale: str, drafts: bool | None = None
 ) -> tuple[str, str, str, bytes]:
     """``get_question`` as the single read's response body, ``{"data": ...}``: (the
-    question's status, its served locale, its id, the body)."""
-    rows = await read_records(session, _GET_SQL[looks_like_id(ref, "q")], locale, ref)
+    question's status, its served locale, its id, the body). ``drafts``: whether it shows its
+    draft (``read_drafts.shown``: by default, not to a publishable key)."""
+    sql = _GET_SQL[looks_like_id(ref, "q"), read_drafts.shown(drafts)]
+    rows = await read_records(session, sql, locale, ref)
     if not rows:
         raise QuestionNotFound()
     row = rows[0]
@@ -234,6 +263,7 @@ async def plain_page_json(
     after: list[Any] | None,
     status: str | None,
     locale: str,
+    drafts: bool | None = None,
 ) -> tuple[list[str], list[Any] | None]:
     """``list_questions`` with no search, category or worklist filter (``status`` may be
     given) as each item's JSON text, and the sort key of the last item when more follow."""
@@ -247,7 +277,8 @@ async def plain_page_json(
                 "The cursor is not valid.", details=field_error("cursor", "not valid")
             )
         args += after
-    rows = await read_records(session, _PAGE_SQL[status is not None, after is not None], *args)
+    sql = _PAGE_SQL[status is not None, after is not None, read_drafts.shown(drafts)]
+    rows = await read_records(session, sql, *args)
     page = rows[:limit]
     items = [row[2] for row in page]
     if len(rows) <= limit:
@@ -270,13 +301,16 @@ async def count_live(session: AsyncSession) -> int:
     return (await session.execute(select(func.count()).where(LIVE))).scalar_one()
 
 
-async def get_question(session: AsyncSession, ref: str, locale: str) -> dict[str, Any]:
-    """The question as served in ``locale`` (its published translation, else its own)."""
+async def get_question(
+    session: AsyncSession, ref: str, locale: str, drafts: bool | None = None
+) -> dict[str, Any]:
+    """The question as served in ``locale`` (its published translation, else its own), with
+    its draft (``read_drafts.shown``)."""
     stmt = _prebuilt_statement("get", locale, looks_like_id(ref, "q"))
     row = (await read_rows(session, stmt, {"ref": ref})).first()
     if row is None:
         raise QuestionNotFound()
-    return question_public(row)
+    return question_read(row, read_drafts.shown(drafts))
 
 
 def _category_filter(ref: str) -> ColumnElement[bool]:
@@ -358,6 +392,8 @@ async def list_questions(
     status: str | None,
     locale: str,
     translation: str | None = None,
+    external_id: str | None = None,
+    drafts: bool | None = None,
 ) -> tuple[list[dict[str, Any]], list[Any] | None]:
     """A page, served in ``locale``, and the sort key of its last item when more follow
     (keyset pagination).
@@ -369,11 +405,15 @@ async def list_questions(
     matches nearly every question of a large org: its matches are not ranked but listed in
     the list's order, so PostgreSQL stops at the page's end (``unranked``). ``translation``
     (missing, outdated, draft, published) keeps the questions whose translation in ``locale``
-    is in that state.
+    is in that state. ``external_id``: the question an import made of that source item.
+    ``drafts``: whether the items show their drafts (``read_drafts.shown``).
     """
-    if category is None and status is None and translation is None and q is None:
-        return await _plain_page(session, limit, after, locale)
-    stmt = _in_locale(locale)
+    show = read_drafts.shown(drafts)
+    if (category, status, translation, q, external_id) == (None, None, None, None, None):
+        return await _plain_page(session, limit, after, locale, show)
+    stmt = in_locale(locale)
+    if external_id is not None:
+        stmt = stmt.where(Question.id.in_(imported_as("question", external_id)))
     if category is not None:
         stmt = stmt.where(_category_filter(category))
     if status is not None:
@@ -388,7 +428,7 @@ async def list_questions(
         if unranked(q):
             hit = _served_match(locale, matches)
             found = await _unranked_rows(session, stmt, matches, hit, limit, after)
-            items = [question_public(r) for r in found[:limit]]
+            items = [question_read(r, show) for r in found[:limit]]
             if len(found) <= limit:
                 return items, None
             return items, [found[limit - 1].sort_order, found[limit - 1].id]
@@ -407,7 +447,7 @@ async def list_questions(
         stmt = keyset_page(stmt, Question.sort_order, Question.id, after)
     rows = (await read_rows(session, stmt.limit(limit + 1))).all()
     page = rows[:limit]
-    items = [question_public(r) for r in page]
+    items = [question_read(r, show) for r in page]
     if len(rows) <= limit:
         return items, None
     last = page[-1]
@@ -417,7 +457,7 @@ async def list_questions(
 
 
 async def _plain_page(
-    session: AsyncSession, limit: int, after: list[Any] | None, locale: str
+    session: AsyncSession, limit: int, after: list[Any] | None, locale: str, show: bool
 ) -> tuple[list[dict[str, Any]], list[Any] | None]:
     """``list_questions`` without filters nor search: the prebuilt statement."""
     params: dict[str, Any] = {"limit": limit + 1}
@@ -426,7 +466,7 @@ async def _plain_page(
     stmt = _prebuilt_statement("page", locale, after is not None)
     rows = (await read_rows(session, stmt, params)).all()
     page = rows[:limit]
-    items = [question_public(r) for r in page]
+    items = [question_read(r, show) for r in page]
     if len(rows) <= limit:
         return items, None
     return items, [page[-1].sort_order, page[-1].id]

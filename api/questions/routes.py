@@ -15,6 +15,7 @@ from quart_schema import (
     validate_request,
 )
 
+from api import conditional_locks as locks
 from api.analytics import recording
 from api.binding import (
     chosen_locale,
@@ -25,9 +26,10 @@ from api.binding import (
     public_audience,
     requires_scope,
 )
+from api.conditional import conditional
 from api.errors import InsufficientScope, QuestionNotFound, ValidationFailed, field_error
 from api.pagination import list_body, list_json
-from api.questions import queries, service
+from api.questions import queries, review, service
 from api.questions.schemas import (
     IDEMPOTENCY_KEY_MAX,
     QuestionCreate,
@@ -150,7 +152,12 @@ async def list_questions(query_args: QuestionListQuery) -> Result | Response:
     elif query_args.q is not None:
         kind = f"{kind}:locale:{locale}"
     after = cursors().decode(kind, query_args.cursor) if query_args.cursor else None
-    if query_args.q is None and query_args.category is None and query_args.translation is None:
+    if (
+        query_args.q is None
+        and query_args.category is None
+        and query_args.translation is None
+        and query_args.external_id is None
+    ):
         # The hot list: each item's JSON comes from PostgreSQL, passed through as it is.
         texts, last = await queries.plain_page_json(
             db(), limit=query_args.limit, after=after, status=status, locale=locale
@@ -167,6 +174,7 @@ async def list_questions(query_args: QuestionListQuery) -> Result | Response:
         status=status,
         locale=locale,
         translation=query_args.translation,
+        external_id=query_args.external_id,
     )
     cursor = cursors().encode(kind, last) if last is not None else None
     g.analytics_results = len(items)  # a publishable key's search: recorded with its count
@@ -180,6 +188,7 @@ async def list_questions(query_args: QuestionListQuery) -> Result | Response:
 async def create_question(data: QuestionCreate) -> tuple[dict[str, Any], int, dict[str, str]]:
     """Create a question; idempotent with an X-Idempotency-Key header (kept 24 hours)."""
     key = _idempotency_key()
+    await review.guard_create(db(), data.status, data.scheduled_publish_at)  # issue 30
     created = await service.create_question(
         db(),
         current_org(),
@@ -227,14 +236,17 @@ def _json_response(body: bytes) -> Response:
 @requires_scope("write")
 @validate_request(QuestionUpdate)
 @document_response(Envelope[QuestionOut])
+@conditional(locks.QUESTION)
 async def update_question(ref: str, data: QuestionUpdate) -> Result:
     """Update any subset of the question's fields; writes one revision."""
     changes = data.model_dump(by_alias=True, include=data.model_fields_set)
+    await review.guard_update(db(), ref, changes)  # issue 30: publishing may need review
     return {"data": await service.update_question(db(), current_org(), ref, changes)}, 200
 
 
 @questions.delete("/<ref>")
 @requires_scope("write")
+@conditional(locks.QUESTION)
 async def delete_question(ref: str) -> tuple[str, int]:
     """Soft-delete a question (purged after 30 days; its slug is free at once)."""
     await service.delete_question(db(), current_org(), ref)
@@ -258,4 +270,5 @@ async def list_revisions(ref: str, query_args: RevisionListQuery) -> Result:
 @document_response(Envelope[QuestionOut])
 async def restore_revision(ref: str, revision_id: str) -> Result:
     """Apply a revision's snapshot to the question as a new PATCH."""
+    await review.guard_restore(db(), ref, revision_id)  # issue 30
     return {"data": await service.restore_revision(db(), current_org(), ref, revision_id)}, 200

@@ -54,6 +54,8 @@ class QuestionListQuery(QueryArgs):
     locale: LocaleTag | None = None
     # The translators' worklist: the state of each question's translation in ``locale``.
     translation: TranslationState | None = None
+    # The question an import made of this source item (``zendesk:360012345``; issue 29).
+    external_id: str | None = Field(default=None, min_length=1, max_length=300)
 
 
 class ReadQuery(QueryArgs):
@@ -65,6 +67,21 @@ class ReadQuery(QueryArgs):
 class RevisionListQuery(QueryArgs):
     limit: int = Field(default=20, ge=1, le=100)
     cursor: str | None = Field(default=None, max_length=512)
+
+
+class DraftActor(ResponseModel):
+    type: str  # apiKey | member | system
+    id: str
+    key_fingerprint: str | None = None  # a member's actor: the key it used
+
+
+class DraftSummary(ResponseModel):
+    """A question's pending version as its reads show it (issue 30); ``GET …/draft`` has it
+    whole."""
+
+    updated_at: str
+    updated_by: DraftActor
+    review_state: Literal["pending", "approved", "rejected"] | None
 
 
 class QuestionOut(ResponseModel):
@@ -80,11 +97,18 @@ class QuestionOut(ResponseModel):
     scheduled_publish_at: str | None
     created_at: str
     updated_at: str
+    # The source item an import made it of (``zendesk:360012345``), else null; on reads (GET,
+    # lists), not in the responses of writes nor in events (issue 29).
+    external_id: str | None = None
+    # Its draft on reads (GET, lists), null when none and to publishable keys; not in the
+    # responses of writes nor in events (issue 30).
+    draft: DraftSummary | None = None
 
 
 class RevisionActor(ResponseModel):
     type: str
     id: str
+    key_fingerprint: str | None = None  # a member's actor: the key it used (issue 30)
 
 
 class QuestionSnapshot(ResponseModel):

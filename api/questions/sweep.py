@@ -10,6 +10,7 @@ from datetime import datetime
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from api.questions.drafts import next_draft_due, publish_due_drafts
 from api.questions.idempotency import delete_expired_keys
 from api.questions.models import PublishSchedule, Question
 from api.questions.revisions import add_revisions, changed_fields, question_audit
@@ -68,6 +69,7 @@ async def publish_due(session: AsyncSession, org_id: str, actor: Actor) -> int:
         events += [("question.published", after), ("question.updated", after), audit]
     if events:
         await record_events(session, org_id, events)
+    published = len(due) + await publish_due_drafts(session, org_id, actor)  # issue 30
     next_due = (
         await session.execute(
             select(func.min(Question.scheduled_publish_at)).where(
@@ -75,8 +77,9 @@ async def publish_due(session: AsyncSession, org_id: str, actor: Actor) -> int:
             )
         )
     ).scalar_one()
+    next_due = min(filter(None, (next_due, await next_draft_due(session))), default=None)
     await reset_due(session, PublishSchedule, org_id, next_due)
-    return len(due)
+    return published
 
 
 async def purge_expired(session: AsyncSession, deleted_before: datetime) -> dict[str, int]:

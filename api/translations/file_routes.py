@@ -64,11 +64,12 @@ class ImportOut(ResponseModel):
 @requires_scope("read")
 @validate_querystring(ExportQuery)
 async def export_translations(query_args: ExportQuery) -> Response:
-    """Every live question and category as one XLIFF 1.2 document (application/xliff+xml):
-    one unit per field (`question/{id}/title`, `question/{id}/answer`, `category/{id}/name`,
-    `category/{id}/description`), one `<file>` per source locale, the target in `locale` where
-    a translation exists (state `final` published, `translated` draft or category,
-    `needs-review-translation` outdated)."""
+    """Export every live question and category as one XLIFF 1.2 document.
+
+    The document (application/xliff+xml) has one unit per field (`question/{id}/title`,
+    `question/{id}/answer`, `category/{id}/name`, `category/{id}/description`), one `<file>`
+    per source locale, the target in `locale` where a translation exists (state `final`
+    published, `translated` draft or category, `needs-review-translation` outdated)."""
     org = current_org()
     plan = await files.plan_export(db(), org, query_args.locale)  # 400, 413: before the body
     # The body streams after the request's context is gone: its own session, whose reads

@@ -8,7 +8,10 @@ from typing import Any
 from quart import Blueprint
 from quart_schema import document_response, validate_request
 
+from api import conditional_locks as locks
 from api.binding import current_org, db, requires_scope
+from api.conditional import conditional
+from api.errors import TranslationNotFound
 from api.schemas import Envelope
 from api.translations import service
 from api.translations.schemas import (
@@ -45,6 +48,7 @@ async def get_question_translation(ref: str, locale: str) -> Result:
 @validate_request(QuestionTranslationBody)
 @document_response(Envelope[QuestionTranslationOut], 201)
 @document_response(Envelope[QuestionTranslationOut], 200)
+@conditional(locks.QUESTION_TRANSLATION, absent=(TranslationNotFound,))
 async def put_question_translation(ref: str, locale: str, data: QuestionTranslationBody) -> Result:
     """Create (201) or replace (200) the question's translation in an enabled locale other
     than its own; a new translation is a draft unless ``status`` says otherwise."""
@@ -57,6 +61,7 @@ async def put_question_translation(ref: str, locale: str, data: QuestionTranslat
 
 @translations.delete(f"{QUESTION}/<locale>")
 @requires_scope("write")
+@conditional(locks.QUESTION_TRANSLATION)
 async def delete_question_translation(ref: str, locale: str) -> tuple[str, int]:
     """Delete the question's translation in a locale."""
     await service.delete_question_translation(db(), current_org(), ref, locale)
@@ -84,6 +89,7 @@ async def get_category_translation(ref: str, locale: str) -> Result:
 @validate_request(CategoryTranslationBody)
 @document_response(Envelope[CategoryTranslationOut], 201)
 @document_response(Envelope[CategoryTranslationOut], 200)
+@conditional(locks.CATEGORY_TRANSLATION, absent=(TranslationNotFound,))
 async def put_category_translation(ref: str, locale: str, data: CategoryTranslationBody) -> Result:
     """Create (201) or replace (200) the category's translation in an enabled locale other
     than its own (written to the category audit log)."""
@@ -96,6 +102,7 @@ async def put_category_translation(ref: str, locale: str, data: CategoryTranslat
 
 @translations.delete(f"{CATEGORY}/<locale>")
 @requires_scope("write")
+@conditional(locks.CATEGORY_TRANSLATION)
 async def delete_category_translation(ref: str, locale: str) -> tuple[str, int]:
     """Delete the category's translation in a locale."""
     await service.delete_category_translation(db(), current_org(), ref, locale)

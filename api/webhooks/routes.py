@@ -7,7 +7,9 @@ from typing import Any
 from quart import Blueprint
 from quart_schema import document_response, validate_querystring, validate_request
 
+from api import conditional_locks as locks
 from api.binding import current_org, cursors, db, requires_scope
+from api.conditional import conditional
 from api.errors import ValidationErrorCode
 from api.pagination import list_body
 from api.schemas import Envelope, ListEnvelope, utc
@@ -64,6 +66,7 @@ async def get_webhook(webhook_id: str) -> Result:
 @requires_scope("admin")
 @validate_request(WebhookUpdate)
 @document_response(Envelope[WebhookOut])
+@conditional(locks.WEBHOOK)
 async def update_webhook(webhook_id: str, data: WebhookUpdate) -> Result:
     """Update any of url, events, active, description."""
     changes = data.model_dump(by_alias=True, include=data.model_fields_set)
@@ -72,6 +75,7 @@ async def update_webhook(webhook_id: str, data: WebhookUpdate) -> Result:
 
 @webhooks.delete("/<webhook_id>")
 @requires_scope("admin")
+@conditional(locks.WEBHOOK)
 async def delete_webhook(webhook_id: str) -> tuple[str, int]:
     """Soft delete: no new deliveries, pending retries stop."""
     await service.delete_webhook(db(), current_org(), webhook_id)

@@ -36,6 +36,7 @@ from tenancy.schedule import mark_due
 from tenancy.settings import get_settings
 
 log = structlog.get_logger(__name__)
+LOCAL = "a receiver on this machine or network: FAQ_WEBHOOK_ALLOW_PRIVATE_NETWORKS=true (dev only)"
 
 LIVE = Webhook.deleted_at.is_(None)
 AUDITED = "webhook"
@@ -61,9 +62,12 @@ def _checked_events(events: list[str]) -> list[str]:
 
 
 async def _checked_url(url: str) -> str:
+    allow_private = get_settings().faq_webhook_allow_private_networks
     try:
-        await check_url(url, allow_private=get_settings().faq_webhook_allow_private_networks)
+        await check_url(url, allow_private=allow_private)
     except UnsafeUrl as exc:
+        # The access log says 400; this says why (and, in dev, how to reach a local receiver).
+        log.info("webhook_url_refused", reason=str(exc), hint=None if allow_private else LOCAL)
         raise ValidationErrorCode(
             f"The webhook URL is not allowed: {exc}.", details=field_error("url", str(exc))
         ) from None

@@ -4,7 +4,9 @@ may import every layer.
 ``build_parser`` declares the commands; each command lives in a module of this package:
 ``processes.py`` (serve, worker, scheduler), ``ops.py`` (migrate, orgs, keys, jobs run),
 ``dev.py`` (the ``faq dev`` supervisor), ``secrets.py`` (secret-key new|rotate) and
-``analytics.py`` (``faq analytics SLUG``).
+``analytics.py`` (``faq analytics SLUG``). ``dev_services.py``: the servers of a running
+``faq dev``, used by every other command; ``config_errors.py``: a configuration error as one
+line; ``worker_broker.py``: the broker ``faq worker`` runs, logging in the process format.
 Commands import what they need when they run, so ``faq --help`` stays quick.
 """
 
@@ -12,10 +14,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 
 from tasks.cli.analytics import cmd_analytics
+from tasks.cli.config_errors import configuration_problem
 from tasks.cli.dev import cmd_dev
+from tasks.cli.dev_services import adopt_dev_services
+from tasks.cli.embeddings import add_embeddings_parser
 from tasks.cli.ops import (
     cmd_jobs_run,
     cmd_keys_create,
@@ -26,6 +32,7 @@ from tasks.cli.ops import (
 )
 from tasks.cli.processes import cmd_scheduler, cmd_serve, cmd_worker
 from tasks.cli.secrets import cmd_secret_key
+from tasks.cli.transfer import add_transfer_parsers
 
 PLANS = ["FREE", "STARTER", "PRO", "ENTERPRISE"]
 
@@ -35,7 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the API under Hypercorn")
-    serve.add_argument("--bind", default="127.0.0.1:8000")
+    serve.add_argument(
+        "--bind", default="127.0.0.1:8000", metavar="HOST:PORT", help="default 127.0.0.1:8000"
+    )
     serve.set_defaults(func=cmd_serve)
 
     worker = sub.add_parser("worker", help="run the Dramatiq worker for all actors")
@@ -74,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--origins", default="", help="public keys: comma list of https://host[:port]"
     )
     key_create.add_argument("--expires", default="", help="ISO 8601 time with an offset or Z")
+    key_create.add_argument("--member", default="", help="the member (mem_…) the key is for")
     key_create.add_argument("--json", action="store_true")
     key_create.set_defaults(func=cmd_keys_create)
     revoke = keys.add_parser("revoke")
@@ -92,8 +102,16 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--limit", type=int, default=10, choices=range(1, 101), metavar="1..100")
     report.set_defaults(func=cmd_analytics)
 
+    add_embeddings_parser(sub)
+    add_transfer_parsers(sub)
+
     dev = sub.add_parser("dev", help="what `make run` calls: embedded services + everything")
-    dev.add_argument("--bind", default="127.0.0.1:8000")
+    dev.add_argument(
+        "--bind",
+        default="127.0.0.1:8000",
+        metavar="HOST:PORT",
+        help="where the API listens (default 127.0.0.1:8000; `make run PORT=8080` sets the port)",
+    )
     dev.set_defaults(func=cmd_dev)
 
     secret_key = sub.add_parser(
@@ -107,6 +125,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Beside a running ``faq dev`` a command uses its servers
+    (``dev_services.py``); a configuration error is one line on stderr and exit status 2."""
     args = build_parser().parse_args(argv)
-    result: int = args.func(args)
+    if args.command != "dev":
+        adopt_dev_services()
+    try:
+        result: int = args.func(args)
+    except Exception as exc:
+        problem = configuration_problem(exc)
+        if problem is None:
+            raise
+        print(f"faq {args.command}: {problem}", file=sys.stderr)
+        return 2
     return result

@@ -91,7 +91,7 @@ def cmd_orgs_set_plan(args: argparse.Namespace) -> int:
 def cmd_keys_create(args: argparse.Namespace) -> int:
     from datetime import datetime
 
-    from api.keys.service import issue, validated
+    from api.keys.service import check_member_key, issue, validated
     from tenancy.audit import system_actor
     from tenancy.db import tenant_session
     from tenancy.errors import ServiceError
@@ -116,6 +116,8 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
         org = await get_org(engine, args.slug)
         # Bound to the org's schema: the creation is audited in the org (actor: the CLI).
         async with tenant_session(engine, org.schema_name) as session:
+            if args.member:  # issue 30: an active member of the org, scopes within its role
+                await check_member_key(session, args.member, scopes)
             created = await issue(
                 session,
                 org.id,
@@ -124,6 +126,7 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
                 allowed_origins=origins,
                 expires_at=expires_at,
                 actor=system_actor("cli"),
+                member_id=args.member or None,
             )
             await commit(session)
         return created
@@ -133,6 +136,9 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
     except OrgNotFound:
         print(f"no org {args.slug!r}", file=sys.stderr)
         return 1
+    except ServiceError as exc:  # --member: no such active member, or scopes above its role
+        print(str(exc), file=sys.stderr)
+        return 2
     key, fingerprint = issued["key"], issued["fingerprint"]
     if args.json:
         print(json.dumps({"key": key, "fingerprint": fingerprint, "scopes": scopes}))

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 
 import aiohttp
+import structlog
 from aiohttp.abc import AbstractResolver, ResolveResult
 from cryptography.fernet import InvalidToken
 
@@ -34,6 +35,7 @@ from tenancy.clock import utcnow
 from tenancy.loop_resources import peek, per_loop
 from tenancy.settings import Settings
 
+log = structlog.get_logger(__name__)
 BODY_CAP_BYTES = 2048
 _HTTP = "deliveries.http"
 
@@ -156,6 +158,13 @@ async def attempt(
         )
     except (InvalidToken, ValueError) as exc:
         # FAQ_SECRET_KEY changed, or a corrupt row: nothing may be sent unsigned.
+        log.warning(
+            "delivery_failed",
+            delivery_id=claim.delivery_id,
+            webhook_id=claim.webhook_id,
+            attempt=claim.attempt_number,
+            error=f"cannot sign the delivery: {type(exc).__name__}",
+        )
         return Outcome(
             at=signed_at,
             status=None,
@@ -199,6 +208,16 @@ async def attempt(
         error = error or "redirects are not followed"
     elif status is not None and not 200 <= status < 300:
         error = error or f"the receiver answered {status}"
+    if error is not None:
+        log.warning(
+            "delivery_refused" if error.startswith("refused: ") else "delivery_failed",
+            delivery_id=claim.delivery_id,
+            webhook_id=claim.webhook_id,
+            webhook_event=claim.event,
+            attempt=claim.attempt_number,
+            status=status,
+            error=error,
+        )
     return Outcome(
         at=signed_at,
         status=status,

@@ -135,8 +135,20 @@ async def test_migrating_an_existing_schema_moves_its_pending_events_in_order(
             "search_events",
             "search_daily",
             "question_feedback_daily",
+            # issues 28-32 (revisions 0011-0014)
+            "question_embeddings",
+            "synonyms",
+            "external_refs",
+            "import_chunks",
+            "imports",
+            "export_chunks",
+            "exports",
+            "question_drafts",
+            "members",
+            "workflow_settings",
+            "help_center_logo",
         ):
-            await conn.execute(text(f'DROP TABLE "{schema}".{table}'))
+            await conn.execute(text(f'DROP TABLE IF EXISTS "{schema}".{table} CASCADE'))
         await conn.execute(text(f"UPDATE \"{schema}\".alembic_version SET version_num = '0006'"))
         await conn.execute(
             text("UPDATE shared.organizations SET schema_revision = '0006' WHERE id = :id"),

@@ -29,7 +29,17 @@ from tests.fixtures.stripe_api import stripe_api_server
 __all__ = ["billing_app", "stripe_api_server"]
 
 HOOK_URL = "https://127.0.0.1:9/audit-hook"
-SETTINGS_DEFAULT_HC = {"enabled": False, "primaryColor": "#1f5fbf", "externalImages": False}
+SETTINGS_DEFAULT_HC = {
+    "enabled": False,
+    "primaryColor": "#1f5fbf",
+    "externalImages": False,
+    # The help center's chrome (issue 29).
+    "headerLinks": [],
+    "footerLinks": [],
+    "legalText": None,
+    "labels": {},
+    "logoUrl": None,
+}
 
 
 def api_key(fingerprint: str) -> dict[str, str]:
@@ -337,3 +347,28 @@ async def test_cli_plan_changes_and_keys_are_audited_as_the_cli(
         await stored_hash(engine, fp),
         await stored_hash(engine, other["fingerprint"]),
     )
+
+
+# ---- members (issue 30) ---------------------------------------------------------------------
+
+
+async def test_member_changes_are_listed_by_resource_member(
+    org: OrgClient, other_org: OrgClient, engine: AsyncEngine
+) -> None:
+    admin = api_key(org.fingerprints["admin"])
+    body = {"email": "ada@example.com", "name": "Ada", "role": "editor"}
+    r = await org.post("/members", json=body)
+    assert r.status_code == 201, await r.get_data()
+    member = (await r.get_json())["data"]
+    assert member["id"].startswith("mem_")
+    assert (await org.patch(f"/members/{member['id']}", json={"role": "author"})).status_code == 200
+    assert (await org.delete(f"/members/{member['id']}")).status_code == 204
+    entries = [strip_id(e) for e in await entries_of(engine, org, resource="member")]
+    assert [(e["resource"], e["resourceId"], e["action"], e["actor"]) for e in entries] == [
+        ("member", member["id"], "created", admin),
+        ("member", member["id"], "updated", admin),
+        ("member", member["id"], "deactivated", admin),
+    ]
+    assert entries[0]["before"] is None and entries[0]["after"] == member
+    assert entries[1]["before"] == {"role": "editor"} and entries[1]["after"] == {"role": "author"}
+    assert await entries_of(engine, other_org, resource="member") == []

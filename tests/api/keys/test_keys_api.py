@@ -25,6 +25,7 @@ KEY_FIELDS = {
     "lastUsedAt",
     "expiresAt",
     "revokedAt",
+    "memberId",  # issue 30: the member the key belongs to, or null
 }
 
 

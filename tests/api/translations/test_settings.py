@@ -33,7 +33,17 @@ def off(org: OrgClient) -> dict[str, Any]:
         "title": org.info.name,
         "primaryColor": "#1f5fbf",
         "externalImages": False,
+        # The help center's chrome (issue 29).
+        "headerLinks": [],
+        "footerLinks": [],
+        "legalText": None,
+        "labels": {},
+        "logoUrl": None,
     }
+
+
+# The publishing workflow of an org that never changed it (issue 30).
+WORKFLOW_OFF = {"requireReview": False}
 
 
 async def patch(org: OrgClient, body: Any, scope: str = "admin") -> Any:
@@ -54,7 +64,12 @@ def fields(details: list[dict[str, str]]) -> set[str]:
 
 
 async def test_new_org_serves_en_and_reads_need_read_scope(org: OrgClient) -> None:
-    assert await settings(org) == {"defaultLocale": "en", "locales": ["en"], "helpCenter": off(org)}
+    assert await settings(org) == {
+        "defaultLocale": "en",
+        "locales": ["en"],
+        "helpCenter": off(org),
+        "workflow": WORKFLOW_OFF,
+    }
     assert (await org.get("/settings", scope=None)).status_code == 401
 
 
@@ -65,7 +80,12 @@ async def test_patch_stores_canonical_case_and_needs_admin(org: OrgClient) -> No
 
     r = await patch(org, {"locales": ["en", "pt-br", "ZH-hant-tw"]})
     assert r.status_code == 200, await r.get_json()
-    want = {"defaultLocale": "en", "locales": ["en", "pt-BR", "zh-Hant-TW"], "helpCenter": off(org)}
+    want = {
+        "defaultLocale": "en",
+        "locales": ["en", "pt-BR", "zh-Hant-TW"],
+        "helpCenter": off(org),
+        "workflow": WORKFLOW_OFF,
+    }
     assert (await r.get_json())["data"] == want
     assert await settings(org) == want
 
@@ -79,6 +99,7 @@ async def test_patch_stores_canonical_case_and_needs_admin(org: OrgClient) -> No
         "defaultLocale": "fr",
         "locales": ["fr", "en", "pt-BR", "zh-Hant-TW"],
         "helpCenter": off(org),
+        "workflow": WORKFLOW_OFF,
     }
 
 
@@ -103,7 +124,12 @@ async def test_invalid_settings_name_the_field(org: OrgClient) -> None:
     assert fields(details) == {"locales"}
     for body in ({"locales": None}, {"defaultLocale": None}, {"locales": "en"}, {"other": 1}):
         await refused(org, body, 400, "validation_failed")
-    assert await settings(org) == {"defaultLocale": "en", "locales": ["en"], "helpCenter": off(org)}
+    assert await settings(org) == {
+        "defaultLocale": "en",
+        "locales": ["en"],
+        "helpCenter": off(org),
+        "workflow": WORKFLOW_OFF,
+    }
 
 
 async def test_locales_per_plan_default_included(org_factory: OrgFactory) -> None:
@@ -227,6 +253,7 @@ async def test_other_orgs_are_untouched(org: OrgClient, other_org: OrgClient) ->
         "defaultLocale": "en",
         "locales": ["en"],
         "helpCenter": off(other_org),
+        "workflow": WORKFLOW_OFF,
     }
 
 
@@ -281,6 +308,11 @@ async def test_help_center_is_off_by_default_and_patched_in_parts(org: OrgClient
         "title": "Acme help",
         "primaryColor": "#aa3300",
         "externalImages": False,
+        "headerLinks": [],
+        "footerLinks": [],
+        "legalText": None,
+        "labels": {},
+        "logoUrl": None,
     }
     assert (await r.get_json())["data"]["helpCenter"] == want
     got = await settings(org)
