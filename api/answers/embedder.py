@@ -16,8 +16,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-import numpy as np
-
 from api.answers.unit_vectors import MAX_TEXT_CHARS, unit_rows
 from tenancy.settings import Settings, get_settings
 
@@ -103,6 +101,8 @@ class WordLlamaEmbedder:
             return []
         clipped = [text[:MAX_TEXT_CHARS] for text in texts]
         matrix = self.model().embed(clipped, norm=False, batch_size=64)
+        import numpy as np  # loaded with the model, not with the API (RSS of every process)
+
         return unit_rows(np.asarray(matrix, dtype=np.float32))
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:

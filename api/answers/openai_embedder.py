@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
-import numpy as np
 import orjson
 from tenacity import (
     AsyncRetrying,
@@ -111,6 +110,8 @@ class OpenAIEmbedder:
         try:
             data: list[dict[str, Any]] = orjson.loads(raw)["data"]
             ordered = sorted(data, key=lambda item: int(item["index"]))
+            import numpy as np  # on first use (RSS of every API process)
+
             matrix = np.asarray([item["embedding"] for item in ordered], dtype=np.float32)
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise EmbeddingFailed("the embeddings endpoint's answer is not embeddings") from exc

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import re
 import threading
+from array import array
 from collections import OrderedDict
-
-import numpy as np
 
 from api.answers.embedder import Embedder, current_embedder
 from tenancy.settings import get_settings
@@ -46,12 +45,12 @@ class QueryEmbeddingCache:
             if value is None:
                 return None
             self._entries.move_to_end((model, text))
-        vector: list[float] = np.frombuffer(value, dtype=np.float32).tolist()
+        vector: list[float] = array("f", value).tolist()  # float32, as stored
         return vector
 
     def put(self, model: str, text: str, vector: list[float]) -> None:
         key = (model, text)
-        value = np.asarray(vector, dtype=np.float32).tobytes()
+        value = array("f", vector).tobytes()
         size = self._size(key, value)
         if size > self.max_bytes:
             return

@@ -9,7 +9,7 @@ from quart_schema import document_response, validate_querystring
 
 from api.binding import current_org, db, requires_scope, tenancy
 from api.exports import service
-from api.exports.schemas import ExportOut, ExportQuery
+from api.exports.schemas import ExportJobQuery, ExportOut
 from api.schemas import Envelope
 
 exports = Blueprint("exports", __name__, url_prefix="/exports")
@@ -18,9 +18,9 @@ Result = tuple[dict[str, Any], int]
 
 @exports.post("")
 @requires_scope("admin")
-@validate_querystring(ExportQuery)
+@validate_querystring(ExportJobQuery)
 @document_response(Envelope[ExportOut], 202)
-async def create_export(query_args: ExportQuery) -> Result:
+async def create_export(query_args: ExportJobQuery) -> Result:
     """Export everything the organization holds as a zip of NDJSON files (202: made by a
     worker; `revisions=true` adds each question's revisions)."""
     return {"data": await service.create_export(db(), current_org(), query_args.revisions)}, 202

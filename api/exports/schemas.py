@@ -7,7 +7,7 @@ from typing import Literal
 from api.schemas import QueryArgs, ResponseModel
 
 
-class ExportQuery(QueryArgs):
+class ExportJobQuery(QueryArgs):
     revisions: bool = False  # each question's revisions too
 
 

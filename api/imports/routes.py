@@ -9,8 +9,8 @@ from quart_schema import document_response, validate_querystring
 
 from api.binding import current_org, db, requires_scope
 from api.imports import service
-from api.imports.schemas import ImportOut, ImportQuery
-from api.schemas import Envelope
+from api.imports.schemas import ImportJobOut, ImportQuery
+from api.schemas import Envelope, ErrorBody
 from billing.plans import Plan, import_upload_bytes
 
 imports = Blueprint("imports", __name__, url_prefix="/imports")
@@ -20,7 +20,8 @@ Result = tuple[dict[str, Any], int]
 @imports.post("")
 @requires_scope("admin")
 @validate_querystring(ImportQuery)
-@document_response(Envelope[ImportOut], 202)
+@document_response(Envelope[ImportJobOut], 202)
+@document_response(ErrorBody, 415)
 async def create_import(query_args: ImportQuery) -> Result:
     """Import another help center's export, a CSV, a zip of Markdown files or one of our bundles.
 
@@ -43,7 +44,7 @@ async def create_import(query_args: ImportQuery) -> Result:
 
 @imports.get("/<import_id>")
 @requires_scope("admin")
-@document_response(Envelope[ImportOut])
+@document_response(Envelope[ImportJobOut])
 async def get_import(import_id: str) -> Result:
     """An import: its status, counts, progress and the first per-item errors."""
     return {"data": await service.get_import(db(), import_id)}, 200
@@ -51,7 +52,7 @@ async def get_import(import_id: str) -> Result:
 
 @imports.post("/<import_id>/cancel")
 @requires_scope("admin")
-@document_response(Envelope[ImportOut])
+@document_response(Envelope[ImportJobOut])
 async def cancel_import(import_id: str) -> Result:
     """Cancel an import: at once when queued, after its current batch when running."""
     return {"data": await service.cancel_import(db(), import_id)}, 200

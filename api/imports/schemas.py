@@ -28,13 +28,13 @@ class ImportProgress(ResponseModel):
     bytes_total: int
 
 
-class ItemIssue(ResponseModel):
+class ImportItemIssue(ResponseModel):
     item: str  # the item's source (``zendesk:360012345``, ``line 12``)
     field: str
     issue: str
 
 
-class ImportOut(ResponseModel):
+class ImportJobOut(ResponseModel):
     id: str
     format: FormatName
     status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
@@ -42,8 +42,8 @@ class ImportOut(ResponseModel):
     per_question_events: bool
     counts: ImportCounts
     progress: ImportProgress
-    errors: list[ItemIssue]  # the first 100 failed items
-    warnings: list[ItemIssue]  # the first 100 remarks: HTML left out, slugs suffixed
+    errors: list[ImportItemIssue]  # the first 100 failed items
+    warnings: list[ImportItemIssue]  # the first 100 remarks: HTML left out, slugs suffixed
     created_at: str
     started_at: str | None
     finished_at: str | None

@@ -555,11 +555,18 @@ def test_every_setting_of_the_service_can_be_set_through_the_chart() -> None:
                 "rateLimits": "FREE=300,STARTER=1200",
                 "billingReturnUrl": "https://app.example.com/billing",
                 "webhookCaBundle": {"configMapName": "receiver-ca", "key": "ca.crt"},
+                # An embeddings endpoint (issue 28): its url, model and size come together.
+                "embeddings": {
+                    "url": "https://embeddings.example.com/v1",
+                    "model": "text-embedding-3-small",
+                    "dimensions": 1536,
+                },
             }
         },
     )
     manifests = render(values)
     configured = set(find(manifests, "ConfigMap", "faq-config")["data"])
+    assert find(manifests, "ConfigMap", "faq-config")["data"]["FAQ_EMBEDDINGS_DIMENSIONS"] == "1536"
     api = only_container(find(manifests, "Deployment", "faq-api"))
     from_secrets = {e["name"] for e in api["env"] if "valueFrom" in e}
     assert variables - NOT_FOR_A_CLUSTER <= configured | from_secrets

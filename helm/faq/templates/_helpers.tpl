@@ -90,6 +90,15 @@ FAQ_HC_SEARCHES_PER_ORG_PER_MINUTE: {{ .Values.config.hcSearchesPerOrgPerMinute 
 FAQ_HC_BURST_SECONDS: {{ .Values.config.hcBurstSeconds | toString | quote }}
 FAQ_KEEP_ALIVE_SECONDS: {{ .Values.config.keepAliveSeconds | toString | quote }}
 FAQ_CONTENT_ANALYTICS: {{ .Values.config.contentAnalytics | toString | quote }}
+FAQ_SEMANTIC_SEARCH: {{ .Values.config.semanticSearch | toString | quote }}
+FAQ_EMBEDDINGS_TIMEOUT_SECONDS: {{ .Values.config.embeddings.timeoutSeconds | toString | quote }}
+FAQ_EMBEDDINGS_QUERY_CACHE_MB: {{ .Values.config.embeddings.queryCacheMb | toString | quote }}
+FAQ_EMBEDDINGS_LANGUAGES: {{ .Values.config.embeddings.languages | quote }}
+{{- with .Values.config.embeddings.url }}
+FAQ_EMBEDDINGS_URL: {{ . | quote }}
+FAQ_EMBEDDINGS_MODEL: {{ required "config.embeddings.model is required with config.embeddings.url" $.Values.config.embeddings.model | quote }}
+FAQ_EMBEDDINGS_DIMENSIONS: {{ required "config.embeddings.dimensions is required with config.embeddings.url" $.Values.config.embeddings.dimensions | toString | quote }}
+{{- end }}
 {{- with .Values.config.rateLimits }}
 FAQ_RATE_LIMITS: {{ . | quote }}
 {{- end }}
@@ -114,6 +123,9 @@ STRIPE_API_KEY: {{ .Values.secrets.stripeApiKey | b64enc | quote }}
 {{- end }}
 {{- if .Values.secrets.stripeWebhookSecret }}
 STRIPE_WEBHOOK_SECRET: {{ .Values.secrets.stripeWebhookSecret | b64enc | quote }}
+{{- end }}
+{{- if .Values.secrets.embeddingsApiKey }}
+FAQ_EMBEDDINGS_API_KEY: {{ .Values.secrets.embeddingsApiKey | b64enc | quote }}
 {{- end }}
 {{- end }}
 
@@ -155,6 +167,12 @@ Call with (dict "root" $ "configName" ... "secretName" ...).
     secretKeyRef:
       name: {{ .secretName }}
       key: {{ ternary $keys.stripeWebhookSecret "STRIPE_WEBHOOK_SECRET" $external }}
+      optional: true
+- name: FAQ_EMBEDDINGS_API_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName }}
+      key: {{ ternary $keys.embeddingsApiKey "FAQ_EMBEDDINGS_API_KEY" $external }}
       optional: true
 {{- end }}
 
