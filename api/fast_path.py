@@ -117,7 +117,8 @@ class CachedReads:
             return None
         try:
             async with tenant_session(ext.engine, org.schema_name) as session:
-                _, served, _, body = await get_question_json(session, ref, locale)
+                # Secret keys only (a publishable key's read goes to Quart): drafts shown.
+                _, served, _, body = await get_question_json(session, ref, locale, drafts=True)
         except Exception:  # not found (404), PostgreSQL unreachable (503): Quart answers
             return None
         finally:

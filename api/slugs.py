@@ -68,24 +68,30 @@ class SlugRule:
                 ),
             )
 
-    async def next_free(self, session: AsyncSession, text: str) -> str:
-        """The first of ``base``, ``base-2``, ``base-3``… not taken by a live row nor reserved."""
+    def base_and_pattern(self, text: str) -> tuple[str, str]:
+        """``text``'s base slug and the LIKE pattern of its suffixed forms."""
         base = slugify(text, self.max_length)
-        pattern = base.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "-%"
+        return base, base.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "-%"
+
+    def taken(self, text: str) -> Any:
+        """The statement of the live slugs equal to ``text``'s base slug or a suffixed form."""
+        base, pattern = self.base_and_pattern(text)
         column = self.column
-        taken = set(
-            (
-                await session.execute(
-                    select(column).where(self.live, or_(column == base, column.like(pattern)))
-                )
-            ).scalars()
-        )
+        return select(column).where(self.live, or_(column == base, column.like(pattern)))
+
+    def first_free(self, text: str, taken: set[str]) -> str:
+        """The first of ``base``, ``base-2``, ``base-3``… not in ``taken`` nor reserved."""
+        base = slugify(text, self.max_length)
         n = 1
         while True:
             candidate = with_suffix(base, n, self.max_length)
             if candidate not in taken and candidate not in self.reserved:
                 return candidate
             n += 1
+
+    async def next_free(self, session: AsyncSession, text: str) -> str:
+        """The first free slug of ``text`` among the live rows now."""
+        return self.first_free(text, set((await session.execute(self.taken(text))).scalars()))
 
     async def insert(
         self,

@@ -324,6 +324,7 @@ def shared_session(engine: AsyncEngine) -> AsyncSession:
 _SET_READ_PATH = text("SELECT set_config('search_path', :path, false)")
 # ConnectionPoolEntry.info of a read connection: (its driver connection, the path it holds).
 _READ_PATH_KEY = "tenant_read_search_path"
+ReadSettings = tuple[tuple[str, str], ...]  # (name, value) pairs of a read's configuration
 
 
 async def _dispose(engine: AsyncEngine) -> None:
@@ -433,25 +434,32 @@ async def read_rows(
         return await conn.execute(statement, parameters)
 
 
-async def read_records(session: AsyncSession, sql: str, *args: Any) -> list[Any]:
+async def read_records(
+    session: AsyncSession, sql: str, *args: Any, settings: ReadSettings = ()
+) -> list[Any]:
     """``read_rows`` for SQL written as PostgreSQL takes it (tenant tables unqualified,
     parameters ``$1``, ``$2``...): asyncpg's records, without SQLAlchemy's statement and result
     layers (issue 14: the hot reads build their JSON in SQL). The same binding as
     ``read_rows``: in a transaction on its connection, else on the read pool, bound to the
     session's org before the read unless the connection holds its path already; a read whose
     connection was lost is sent once more on a new one (the read pool is disposed first:
-    what SQLAlchemy does when it sees a connection lost, every pooled one is suspect)."""
+    what SQLAlchemy does when it sees a connection lost, every pooled one is suspect).
+    ``settings``: configuration the read needs (``(name, value)`` pairs, such as pgvector's
+    ``hnsw.ef_search``): local to the transaction in one, else kept by the pooled connection
+    (set once per connection: a read pool's setting must suit every read it serves)."""
     if session.in_transaction():
         conn = await session.connection()
         own: Any = (await conn.get_raw_connection()).driver_connection
+        for name, value in settings:
+            await own.fetchval(_SET_SQL, name, value, True)
         return cast(list[Any], await own.fetch(sql, *args))
     engine, path = _read_pool_of(session)
     try:
-        return await _fetch_on_read_pool(engine, path, sql, args)
+        return await _fetch_on_read_pool(engine, path, sql, args, settings)
     except _LostConnection:
         # Every pooled connection is suspect now (what SQLAlchemy does when it sees one lost).
         await engine.dispose()
-    return await _fetch_on_read_pool(engine, path, sql, args)
+    return await _fetch_on_read_pool(engine, path, sql, args, settings)
 
 
 class _LostConnection(Exception):
@@ -459,10 +467,12 @@ class _LostConnection(Exception):
 
 
 _SET_READ_PATH_SQL = "SELECT set_config('search_path', $1, false)"
+_SET_SQL = "SELECT set_config($1, $2, $3)"
+_READ_SETTINGS_KEY = "faq_read_settings"  # (driver, settings) a pooled connection holds
 
 
 async def _fetch_on_read_pool(
-    engine: AsyncEngine, path: str, sql: str, args: tuple[Any, ...]
+    engine: AsyncEngine, path: str, sql: str, args: tuple[Any, ...], settings: ReadSettings
 ) -> list[Any]:
     """One read on a pooled connection of the read pool, through the pool's raw checkout (no
     SQLAlchemy ``Connection`` around it: the read pool resets nothing on return, its
@@ -475,6 +485,10 @@ async def _fetch_on_read_pool(
             fairy.info.pop(_READ_PATH_KEY, None)
             await driver.fetchval(_SET_READ_PATH_SQL, path)
             fairy.info[_READ_PATH_KEY] = (driver, path)
+        if settings and fairy.info.get(_READ_SETTINGS_KEY) != (driver, settings):
+            for name, value in settings:
+                await driver.fetchval(_SET_SQL, name, value, False)
+            fairy.info[_READ_SETTINGS_KEY] = (driver, settings)
         return cast(list[Any], await driver.fetch(sql, *args))
     except Exception as error:
         if not driver.is_closed():

@@ -124,10 +124,11 @@ async def search(
         counts.setdefault(row["id"], {})[row["lexeme"]] = float(tf)
         lengths[row["id"]] = int(row["dl"])
     mean = vocabulary.mean_length or 1.0
+    idfs = {lexeme: idf(lexeme, vocabulary) for lexeme in lexemes}
     hits = []
     for question_id, tfs in counts.items():
         norm = K1 * (1 - B + B * lengths[question_id] / mean)
-        score = sum(idf(lx, vocabulary) * tf * (K1 + 1) / (tf + norm) for lx, tf in tfs.items())
+        score = sum(idfs[lx] * tf * (K1 + 1) / (tf + norm) for lx, tf in tfs.items())
         hits.append(LexicalHit(question_id, score, frozenset(tfs)))
     hits.sort(key=lambda hit: (-hit.score, hit.question_id))
     return hits

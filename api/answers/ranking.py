@@ -41,19 +41,22 @@ class Ranked:
     coverage: float
 
 
-def coverage(hit: LexicalHit, concepts: Sequence[Sequence[str]], vocabulary: Vocabulary) -> float:
-    """The share of the query's concepts the question holds, each weighted by the mean IDF of
-    its alternatives (a synonym group is one concept: any of its members matches it)."""
-    weights = [sum(idf(lx, vocabulary) for lx in c) / len(c) for c in concepts if c]
-    total = sum(weights)
+def concept_weights(
+    concepts: Sequence[Sequence[str]], vocabulary: Vocabulary
+) -> list[tuple[float, frozenset[str]]]:
+    """Each of the query's concepts (a synonym group is one concept: any of its members
+    matches it) with its weight, the mean IDF of its alternatives: once per query."""
+    return [(sum(idf(lx, vocabulary) for lx in c) / len(c), frozenset(c)) for c in concepts if c]
+
+
+def coverage(hit: LexicalHit, weighted: Sequence[tuple[float, frozenset[str]]]) -> float:
+    """The share of the query's concept weight (``concept_weights``) the question holds."""
+    total = sum(w for w, _ in weighted)
     if total <= 0:
         return 0.0
-    held = sum(
-        w
-        for w, c in zip(weights, [c for c in concepts if c], strict=True)
-        if any(lx in hit.matched for lx in c)
+    return (
+        sum(w for w, alternatives in weighted if not alternatives.isdisjoint(hit.matched)) / total
     )
-    return held / total
 
 
 def rank(
@@ -65,9 +68,9 @@ def rank(
     """Candidates of both legs, best first, without noise. ``semantic``: the cosine of every
     candidate that has an embedding (None: no semantic leg at all)."""
     best = max((hit.score for hit in lexical), default=0.0) or 1.0
+    weighted = concept_weights(concepts, vocabulary)
     covered = {
-        hit.question_id: coverage(hit, concepts, vocabulary) + TIE_BREAK * hit.score / best
-        for hit in lexical
+        hit.question_id: coverage(hit, weighted) + TIE_BREAK * hit.score / best for hit in lexical
     }
     similarities = semantic or {}
     ranked: list[Ranked] = []

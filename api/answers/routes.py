@@ -23,6 +23,7 @@ from api.binding import (
     client_address,
     current_org,
     db,
+    public_audience,
     requires_scope,
 )
 from api.pagination import list_body
@@ -50,7 +51,12 @@ async def find_answers(query_args: AnswersQuery) -> Result:
     org = current_org()
     locale = chosen_locale()
     found = await service.answers_for(
-        db(), q=query_args.q, locale=locale, limit=query_args.limit, category=query_args.category
+        db(),
+        q=query_args.q,
+        locale=locale,
+        limit=query_args.limit,
+        category=query_args.category,
+        drafts=not is_public(org.scopes),
     )
     _record_search(org, locale, query_args.q, len(found))
     return list_body([answer.public() for answer in found], query_args.limit, None), 200
@@ -87,7 +93,12 @@ async def similar_questions(ref: str, query_args: SimilarQuery) -> Result:
     questions); at most ``limit`` (1..20, default 5), each with a ``score`` (0..1).
     """
     found = await similar.similar_questions(
-        db(), ref, chosen_locale(), query_args.limit, published_only=False
+        db(),
+        ref,
+        chosen_locale(),
+        query_args.limit,
+        published_only=False,
+        drafts=not public_audience(),
     )
     return list_body([item.public() for item in found], query_args.limit, None), 200
 

@@ -21,9 +21,9 @@ from api.answers.semantic_leg import EmbeddingsLeg
 from api.answers.terms import QueryTerms, analyse
 from api.answers.vocabulary import Vocabulary, VocabularyCache
 from api.errors import CategoryNotFound, ValidationFailed, field_error
-from api.imports.external_id_reads import question_read
-from api.questions import queries, read_drafts
+from api.questions import queries
 from api.questions.models import Question
+from api.questions.read_drafts import question_read
 from api.search import config_for
 from tenancy.db import org_path, read_records, read_rows, sibling_session
 from tenancy.ids import looks_like_id
@@ -140,7 +140,7 @@ async def vocabulary_of(session: AsyncSession, locale: str) -> Vocabulary:
 
 
 async def answers_for(
-    session: AsyncSession, *, q: str, locale: str, limit: int, category: str | None
+    session: AsyncSession, *, q: str, locale: str, limit: int, category: str | None, drafts: bool
 ) -> list[Answer]:
     """``find_answers`` with the org's vocabulary and this process's embedder: what the API,
     the help center and the MCP server call (``session``: the org's)."""
@@ -152,6 +152,7 @@ async def answers_for(
         category=category,
         vocabulary=await vocabulary_of(session, locale),
         semantic=EmbeddingsLeg(session, locale),
+        drafts=drafts,
     )
 
 
@@ -164,8 +165,10 @@ async def find_answers(
     category: str | None,
     vocabulary: Vocabulary,
     semantic: Semantic | None = None,
+    drafts: bool = False,
 ) -> list[Answer]:
-    """The published questions that best answer ``q``, best first, at most ``limit``."""
+    """The published questions that best answer ``q``, best first, at most ``limit``
+    (``drafts``: whether each shows its draft; never to a publishable key)."""
     q = checked_query(q)
     ids = await category_ids(session, category) if category is not None else None
     terms = await terms_of(session, q, locale, vocabulary)
@@ -186,7 +189,9 @@ async def find_answers(
     if not ranked:
         return []
     sure = ranking.confident(ranked)
-    questions = await served_questions(session, [r.question_id for r in ranked], locale)
+    questions = await served_questions(
+        session, [r.question_id for r in ranked], locale, drafts=drafts
+    )
     highlighter = snippets.Highlighter([*terms.words, *terms.synonyms], locale)
     answers: list[Answer] = []
     for index, item in enumerate(ranked):
@@ -202,7 +207,12 @@ async def find_answers(
 
 
 async def served_questions(
-    session: AsyncSession, ids: Sequence[str], locale: str, *, published_only: bool = True
+    session: AsyncSession,
+    ids: Sequence[str],
+    locale: str,
+    *,
+    published_only: bool = True,
+    drafts: bool,
 ) -> dict[str, dict[str, Any]]:
     """The live (``published_only``: published) questions ``ids`` exactly as GET serves them
     in ``locale`` (with ``externalId`` and ``draft``)."""
@@ -210,5 +220,4 @@ async def served_questions(
     if published_only:
         statement = statement.where(Question.status == "published")
     rows = (await read_rows(session, statement)).all()
-    shown = read_drafts.shown(None)
-    return {row.id: question_read(row, shown) for row in rows}
+    return {row.id: question_read(row, drafts) for row in rows}

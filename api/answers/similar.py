@@ -50,7 +50,13 @@ async def _by_words(
 
 
 async def similar_questions(
-    session: AsyncSession, ref: str, locale: str, limit: int, *, published_only: bool
+    session: AsyncSession,
+    ref: str,
+    locale: str,
+    limit: int,
+    *,
+    published_only: bool,
+    drafts: bool,
 ) -> list[Similar]:
     """Up to ``limit`` questions most like ``ref`` (id or slug; 404 when unknown), best first."""
     question = await load(session, ref)
@@ -62,7 +68,7 @@ async def similar_questions(
     if not found:
         found = await _by_words(session, question.id, question.title, locale, limit)
     served = await served_questions(
-        session, [qid for qid, _ in found], locale, published_only=published_only
+        session, [qid for qid, _ in found], locale, published_only=published_only, drafts=drafts
     )
     return [Similar(served[qid], score) for qid, score in found if qid in served]
 
@@ -92,5 +98,7 @@ async def related_for_readers(
 ) -> list[dict[str, Any]]:
     """The help center's "Related questions" of a published question: published ones only,
     as ``{"slug", "title"}`` in ``locale``."""
-    found = await similar_questions(session, question_id, locale, limit, published_only=True)
+    found = await similar_questions(
+        session, question_id, locale, limit, published_only=True, drafts=False
+    )
     return [{"slug": s.question["slug"], "title": s.question["title"]} for s in found]

@@ -13,40 +13,36 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import cast
 
-from sqlalchemy import TextClause, bindparam, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from api.answers.embedder import configured_model_name
 from api.answers.semantic import semantic_status
+from tenancy.db import read_records
 
 # HNSW returns hnsw.ef_search candidates (pgvector's default: 40) before the filters on
 # locale, status and category: asking for more rows widens the search to match.
 DEFAULT_EF_SEARCH = 40
 MAX_EF_SEARCH = 1_000
-_SET_EF_SEARCH = text("SELECT set_config('hnsw.ef_search', :value, true)")
 
 
 def vector_literal(vector: Sequence[float]) -> str:
     """pgvector's text form, ``[0.1,0.2]`` (sent as text and cast by the server)."""
-    return "[" + ",".join(repr(float(v)) for v in vector) + "]"
+    return "[" + ",".join(map(repr, map(float, vector))) + "]"
 
 
 @lru_cache(maxsize=64)
-def _nearest_sql(dimensions: int, published_only: bool, with_categories: bool) -> TextClause:
+def _nearest_sql(dimensions: int, published_only: bool, with_categories: bool) -> str:
     """The statement for vectors of ``dimensions`` (an int: rendered in the SQL so that the
-    planner matches the partial index ``ix_question_embeddings_hnsw_<dimensions>``)."""
+    planner matches the partial index ``ix_question_embeddings_hnsw_<dimensions>``), in
+    PostgreSQL's own parameters: $1 the vector's text, $2 model, $3 locale, $4 limit, $5 the
+    category ids."""
     d = int(dimensions)
     # Qualified operator: the role's search_path does not include ``public``.
     distance = (
-        f"(e.embedding::public.vector({d})) OPERATOR(public.<=>)"
-        f" CAST(CAST(:vector AS text) AS public.vector({d}))"
+        f"(e.embedding::public.vector({d})) OPERATOR(public.<=>) $1::text::public.vector({d})"
     )
-    filters = [
-        f"e.dimensions = {d}",
-        "e.model = :model",
-        "e.locale = :locale",
-        "q.deleted_at IS NULL",
-    ]
+    filters = [f"e.dimensions = {d}", "e.model = $2", "e.locale = $3", "q.deleted_at IS NULL"]
     if published_only:
         filters += [
             "q.status = 'published'",
@@ -54,16 +50,13 @@ def _nearest_sql(dimensions: int, published_only: bool, with_categories: bool) -
             " WHERE t.question_id = e.question_id AND t.locale = e.locale"
             " AND t.status = 'published'))",
         ]
-    statement = text(
+    if with_categories:
+        filters.append("q.category_id = ANY($5::text[])")
+    return (
         f"SELECT e.question_id, 1 - ({distance}) AS similarity"
         " FROM question_embeddings e JOIN questions q ON q.id = e.question_id"
-        f" WHERE {' AND '.join(filters)}"
-        + (" AND q.category_id IN :category_ids" if with_categories else "")
-        + f" ORDER BY {distance} LIMIT :limit"
+        f" WHERE {' AND '.join(filters)} ORDER BY {distance} LIMIT $4"
     )
-    if with_categories:
-        statement = statement.bindparams(bindparam("category_ids", expanding=True))
-    return statement
 
 
 def _engine(session: AsyncSession) -> AsyncEngine:
@@ -89,20 +82,19 @@ async def nearest(
         return []
     if not (await semantic_status(_engine(session))).available:
         return []
-    if limit * 4 > DEFAULT_EF_SEARCH:
-        await session.execute(_SET_EF_SEARCH, {"value": str(min(MAX_EF_SEARCH, limit * 4))})
-    params: dict[str, object] = {
-        "vector": vector_literal(vector),
-        "model": model or configured_model_name(),
-        "locale": locale,
-        "limit": limit,
-    }
+    # Asked of the read's own connection (a read pool's keeps it): no transaction for it.
+    ef_search = min(MAX_EF_SEARCH, limit * 4)
+    settings = (("hnsw.ef_search", str(ef_search)),) if ef_search > DEFAULT_EF_SEARCH else ()
+    args: list[object] = [vector_literal(vector), model or configured_model_name(), locale, limit]
     if category_ids is not None:
-        params["category_ids"] = list(category_ids)
-    rows = await session.execute(
-        _nearest_sql(len(vector), published_only, category_ids is not None), params
+        args.append(list(category_ids))
+    rows = await read_records(
+        session,
+        _nearest_sql(len(vector), published_only, category_ids is not None),
+        *args,
+        settings=settings,
     )
-    return [(question_id, float(similarity)) for question_id, similarity in rows.all()]
+    return [(row["question_id"], float(row["similarity"])) for row in rows]
 
 
 _SOURCE = text(

@@ -5,10 +5,11 @@ corrected to (``terms.Corrector``).
 Counting every lexeme of every question is a scan of the org's search vectors (about a second
 at 100,000 questions), so it is never on a reader's path twice: a process keeps each org's
 vocabulary in an LRU bounded by bytes (``VocabularyCache``) and refreshes it in the
-background at most every ``REFRESH_SECONDS``, the reader meanwhile served from the previous
-one (a few seconds of staleness changes weights and typo corrections only, never which
-questions exist: those are always read from the database). A vocabulary keeps the
-``MAX_LEXEMES`` most frequent lexemes; a rarer one counts as found once.
+background at most every ``REFRESH_SECONDS``, and only when the org wrote something since
+(its content generation, ``tenancy/generations.py``, changed), the reader meanwhile served
+from the previous one (a few seconds of staleness changes weights and typo corrections only,
+never which questions exist: those are always read from the database). A vocabulary keeps
+the ``MAX_LEXEMES`` most frequent lexemes; a rarer one counts as found once.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.answers.terms import Corrector, english_words
 from tenancy.db import read_records
+from tenancy.generations import initial_generation
 
 MAX_LEXEMES = 100_000
 REFRESH_SECONDS = 30.0
@@ -61,6 +63,7 @@ class Vocabulary:
     mean_length: float
     locale: str = "en"
     loaded_at: float = field(default_factory=time.monotonic)
+    generation: bytes | None = None  # the org's content generation it was read at
     _corrector: Corrector | None = None
 
     @property
@@ -121,9 +124,23 @@ class VocabularyCache:
             self._loading[key] = task
         return task
 
+    @property
+    def loading(self) -> bool:
+        """Whether a load or a refresh is running."""
+        return bool(self._loading)
+
     async def _load(self, key: tuple[str, str], loader: Loader) -> Vocabulary:
+        """Read ``key``'s vocabulary, unless the one held is of the org's current generation
+        (nothing written since it was read: its age is reset instead). The generation is read
+        first, so a write during the read makes the next refresh read again."""
         try:
+            generation = await initial_generation(key[0].strip('"'))  # the path's schema
+            held = self._entries.get(key)
+            if held is not None and generation is not None and held[0].generation == generation:
+                held[0].loaded_at = time.monotonic()
+                return held[0]
             vocabulary = await loader()
+            vocabulary.generation = generation
             self._store(key, vocabulary)
             return vocabulary
         finally:

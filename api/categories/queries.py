@@ -15,8 +15,7 @@ from sqlalchemy.orm import aliased
 from api.categories.models import Category
 from api.categories.schemas import category_public
 from api.errors import CategoryNotFound
-from api.imports.external_id_reads import external_id_column
-from api.imports.models import imported_as
+from api.external_ids import external_id_column, imported_as
 from api.pagination import keyset_page
 from api.questions.models import Question
 from api.search import prefix_query, tsquery

@@ -93,7 +93,7 @@ class AuditEntryOut(ResponseModel):
 
 def category_public(c: Any, question_count: int, external_id: str | None) -> dict[str, Any]:
     """The category exactly as GET returns it (also the ``data`` of its events);
-    ``external_id``: its import's source (``external_id_reads.external_id_column``)."""
+    ``external_id``: its import's source (``api.external_ids.external_id_column``)."""
     return {
         "id": c.id,
         "slug": c.slug,

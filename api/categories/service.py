@@ -43,7 +43,7 @@ from api.errors import (
     ValidationFailed,
     field_error,
 )
-from api.imports.external_id_reads import external_id_column
+from api.external_ids import external_id_column
 from api.questions.models import Question
 from api.questions.service import move_to_category
 from api.search import text_vector
@@ -200,8 +200,10 @@ async def _count_live(session: AsyncSession) -> int:
 
 
 async def create_category(
-    session: AsyncSession, org: OrgContext, body: CategoryCreate
+    session: AsyncSession, org: OrgContext, body: CategoryCreate, external_id: str | None = None
 ) -> dict[str, Any]:
+    """``external_id``: the source item an import makes it of (its caller writes the
+    reference in the same transaction); the response and the events show it."""
     if body.slug is not None:
         SLUGS.check_manual(body.slug)
     parent_id: str | None = None
@@ -234,6 +236,8 @@ async def create_category(
         text=body.name,
     )
     public = await get_category(session, category_id)
+    if external_id is not None:
+        public["externalId"] = external_id
     audit = await _audit(session, org, "created", category_id, None, public)
     await record_events(session, org.id, [("category.created", public), audit])
     return public

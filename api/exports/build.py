@@ -22,8 +22,8 @@ from api.categories.models import Category
 from api.exports.models import Export, ExportChunk
 from api.exports.service import KEEP_HOURS
 from api.imports.bundle import BUNDLE_FORMAT, BUNDLE_VERSION
-from api.imports.run import org_context, schema_of
 from api.imports.upload import CHUNK_BYTES
+from api.jobs import claim_queued, org_context, schema_of
 from api.questions.models import Question, QuestionRevision
 from api.settings.service import get_settings
 from api.translations.models import CategoryTranslation, QuestionTranslation
@@ -269,17 +269,9 @@ async def run_export(engine: AsyncEngine, org_id: str, export_id: str) -> dict[s
     schema = await schema_of(engine, org_id)
     if schema is None:
         return None
-    async with tenant_session(engine, schema) as session:
-        job = (
-            await session.execute(
-                select(Export).where(Export.id == export_id).with_for_update(skip_locked=True)
-            )
-        ).scalar_one_or_none()
-        if job is None or job.status != "queued":
-            return None
-        job.status = "running"
-        await session.flush()
-        await commit(session)
+    job = await claim_queued(engine, schema, Export, export_id)
+    if job is None:
+        return None
     org = await org_context(engine, org_id, job.actor)
     bundle = Bundle(engine, org, export_id)
     status, error = "succeeded", None

@@ -110,7 +110,7 @@ async def popular(session: AsyncSession, locale: str) -> list[dict[str, Any]]:
 
 async def published_question(session: AsyncSession, slug: str, locale: str) -> dict[str, Any]:
     """The published question with this slug as served in ``locale``; else 404."""
-    question = await questions.get_question(session, slug, locale)
+    question = await questions.get_question(session, slug, locale, drafts=False)
     if question["status"] != PUBLISHED or question["slug"] != slug:
         raise QuestionNotFound()
     return question
@@ -160,6 +160,7 @@ async def category_questions(
         category=category["id"],
         status=PUBLISHED,
         locale=locale,
+        drafts=False,
     )
     return category, items
 
@@ -170,7 +171,9 @@ async def search(session: AsyncSession, q: str, locale: str) -> list[dict[str, A
     if not q.strip():
         return []
     try:
-        found = await answers_for(session, q=q, locale=locale, limit=SEARCH_RESULTS, category=None)
+        found = await answers_for(
+            session, q=q, locale=locale, limit=SEARCH_RESULTS, category=None, drafts=False
+        )
     except ValidationFailed:  # no word to search ("?!")
         return []
     return [{**answer.question, "snippet": answer.snippet["answer"]} for answer in found]

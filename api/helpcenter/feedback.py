@@ -2,11 +2,13 @@
 
 - ``POST /hc/{org}/{locale}/questions/{slug}/feedback``: a plain HTML form (no JavaScript),
   CSRF-protected (``api.helpcenter.visitors.csrf_token``); 303 back to the question page
-  (``?feedback=thanks#feedback``), 403 for a bad token, 404 when the org, its help center, the
-  locale or the published question is not there, 429 past ``VOTES_PER_MINUTE`` per address.
-  Before anything else, a POST from another site is a 403 page (``from_another_site``): the
-  token of a browser without the cookie is bound to its address only, which a forger behind
-  the same NAT shares.
+  (``?feedback=thanks#feedback``), 403 for a bad token, 400 for a vote it cannot read, 404
+  when the org, its help center, the locale or the published question is not there, 429 past
+  ``VOTES_PER_MINUTE`` per address. Before anything else, a POST from another site is a 403
+  page (``from_another_site``): the token of a browser without the cookie is bound to its
+  address only, which a forger behind the same NAT shares. Each refusal is the help center's
+  error page (``api.helpcenter.pages.error_page``: the visitor's language from the URL, the
+  org's look when the org is known), with its own title and message (labels of ``LABELS``).
 - The question page (``api/helpcenter/routes.py``) sets ``g.hc_question`` and renders
   ``hc/_feedback.html`` per request; ``count_view`` then records one view of a 200 page in
   an in-process buffer, sent to Redis in one script call per org every ``FLUSH_SECONDS``
@@ -28,11 +30,13 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import structlog
-from quart import Blueprint, Quart, Response, current_app, g, render_template, request
+from quart import Blueprint, Quart, Response, current_app, g, request
 from redis.exceptions import RedisError
 
 from api.analytics import recording
 from api.binding import client_address, peer_is_trusted_proxy, tenancy
+from api.helpcenter.i18n import LABELS
+from api.helpcenter.pages import error_page
 from api.helpcenter.routes import SECURITY_HEADERS
 from api.helpcenter.visitors import (
     REASON_MAX,
@@ -65,6 +69,12 @@ PRIVATE = "private, no-store"  # a response with a per-visitor token or cookie
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 BUFFER = "hc_views"
 SIGNING_SLOT = "hc_signing"
+# The (title, message) of each refusal's page: English msgids of ``LABELS``.
+FROM_ANOTHER_SITE = (LABELS["otherSiteTitle"], LABELS["otherSiteMessage"])
+FORM_EXPIRED = (LABELS["formExpiredTitle"], LABELS["formExpiredMessage"])
+VOTE_UNREADABLE = (LABELS["voteUnreadableTitle"], LABELS["voteUnreadableMessage"])
+TOO_MANY_VOTES = (LABELS["tooManyVotesTitle"], LABELS["tooManyVotesMessage"])
+NO_SUCH_QUESTION = (LABELS["notFoundTitle"], LABELS["noSuchQuestion"])
 
 
 class ViewBuffer:
@@ -255,17 +265,18 @@ def _is_https() -> bool:
     return peer_is_trusted_proxy() and forwarded.split(",")[0].strip() == "https"
 
 
-async def _page(status: int, title: str, message: str) -> Response:
-    """An HTML answer in the help center's look (``hc/not_found.html``), never cached."""
-    body = await render_template("hc/not_found.html", title=title, message=message)
-    response = Response(body, status=status, content_type="text/html; charset=utf-8")
+async def _page(
+    status: int, error: tuple[str, str], headers: dict[str, str] | None = None, **values: Any
+) -> Response:
+    """The help center's error page of ``status`` with this refusal's (title, message), in
+    the visitor's language (``error_page``), never cached."""
+    response = await error_page(status, headers, error=error, values=values)
     response.headers.update(SECURITY_HEADERS)
-    response.headers["Cache-Control"] = "no-store"
     return response
 
 
 async def _not_found() -> Response:
-    return await _page(404, "Page not found", "There is no such question in this help center.")
+    return await _page(404, NO_SUCH_QUESTION)
 
 
 def _origin(scheme: str, host: str) -> tuple[str, str, int] | None:
@@ -325,11 +336,7 @@ async def _rate_limited(address: str) -> bool:
 @feedback.post("/hc/<org>/<locale>/questions/<slug>/feedback")
 async def vote(org: str, locale: str, slug: str) -> Response:
     if from_another_site():
-        return await _page(
-            403,
-            "This form was sent from another site",
-            "Your vote was not recorded. Vote on the question page of this help center.",
-        )
+        return await _page(403, FROM_ANOTHER_SITE)
     ext = tenancy()
     record = await ext.directory.org(org)
     if record is None or not record.help_center.get("enabled") or locale not in record.locales:
@@ -343,23 +350,13 @@ async def vote(org: str, locale: str, slug: str) -> Response:
         token=reader.cookie,
         address=reader.address,
     ):
-        return await _page(
-            403,
-            "This form has expired",
-            "Your vote was not recorded. Reload the question page and vote again.",
-        )
+        return await _page(403, FORM_EXPIRED)
     helpful = form.get("helpful")
     reason = (form.get("reason") or "").replace("\x00", "").strip() or None
     if helpful not in ("yes", "no") or (reason is not None and len(reason) > REASON_MAX):
-        return await _page(
-            400,
-            "Your vote could not be read",
-            f"Choose Yes or No; a reason is at most {REASON_MAX} characters.",
-        )
+        return await _page(400, VOTE_UNREADABLE, max=REASON_MAX)
     if await _rate_limited(reader.address):
-        response = await _page(429, "Too many votes", "Please wait a minute and try again.")
-        response.headers["Retry-After"] = "60"
-        return response
+        return await _page(429, TOO_MANY_VOTES, {"Retry-After": "60"})
     async with tenant_session(ext.engine, record.schema_name) as session:
         question_id = await published_question_id(session, slug)
         if question_id is None:

@@ -72,6 +72,25 @@ LABELS: dict[str, str] = {
     "errorTitle": "Something went wrong",
     "backHome": "Go to the help center home page",
     "tryAgain": "Please try again in a moment.",
+    # Refusals: the help center's rate limits (``limits.py``) and the feedback form's.
+    "tooManyRequestsTitle": "Too many requests",
+    "tooManyFromNetwork": (
+        "Too many requests from your network. Please try again in a few seconds."
+    ),
+    "helpCenterBusy": (
+        "This help center is very busy right now. Please try again in a few seconds."
+    ),
+    "otherSiteTitle": "This form was sent from another site",
+    "otherSiteMessage": (
+        "Your vote was not recorded. Vote on the question page of this help center."
+    ),
+    "formExpiredTitle": "This form has expired",
+    "formExpiredMessage": "Your vote was not recorded. Reload the question page and vote again.",
+    "voteUnreadableTitle": "Your vote could not be read",
+    "voteUnreadableMessage": "Choose Yes or No; a reason is at most %(max)s characters.",
+    "tooManyVotesTitle": "Too many votes",
+    "tooManyVotesMessage": "Please wait a minute and try again.",
+    "noSuchQuestion": "There is no such question in this help center.",
 }
 KEY_OF = {text: key for key, text in LABELS.items()}
 MAX_OVERRIDE = 200  # characters of one overridden label

@@ -17,9 +17,12 @@
   ``before_request`` hook a refusal cost as much as a cached page, measured, so a flood of
   them still took its share of the process). A request over its address's budget is not
   counted against its org's, so one address cannot turn a help center off for everyone.
-- Over a budget: 429 with ``Retry-After`` (when that budget admits again), a page in the help
-  center's look (``hc/not_found.html`` with its own title and message, rendered once per
-  process), the help center's security headers, ``Cache-Control: no-store``, an
+- Over a budget: 429 with ``Retry-After`` (when that budget admits again), the help center's
+  error page (``hc/error.html``, without an org's look: no org is looked up) with its own
+  title and message in the visitor's language, the catalog language of the locale the path
+  names (``/hc/{org}/{locale}/…``; ``fr`` for ``fr-CA``; else English), right to left for
+  Arabic; each rendered once per process, reason and language (``page_language``: a bounded
+  set), the help center's security headers, ``Cache-Control: no-store``, an
   ``X-Request-Id``, the metrics and the access log line (``api.observability``), as Quart's
   answers have. Fails open without Redis.
 """
@@ -34,6 +37,8 @@ from quart import Quart
 
 from api.binding import Tenancy
 from api.client_addresses import client_behind_proxies, parse_address
+from api.helpcenter.i18n import CATALOGS, LABELS, candidates
+from api.helpcenter.pages import standalone_context
 from api.helpcenter.routes import SECURITY_HEADERS
 from api.observability import bind_request_id, observe, request_id_for
 from api.rate_limit import HelpCenterLimits as Limits
@@ -43,11 +48,9 @@ from tenancy.settings import Settings
 
 PREFIX = "/hc/"
 ROUTE = "/hc/<rate_limited>"  # the metrics' route label of a refusal
-TITLE = "Too many requests"
-MESSAGES = {
-    "address": "Too many requests from your network. Please try again in a few seconds.",
-    "org": "This help center is very busy right now. Please try again in a few seconds.",
-}
+TITLE = LABELS["tooManyRequestsTitle"]  # English msgids, translated per language
+MESSAGES = {"address": LABELS["tooManyFromNetwork"], "org": LABELS["helpCenterBusy"]}
+ENGLISH = "en"
 FIXED_HEADERS = [
     (b"content-type", b"text/html; charset=utf-8"),
     (b"cache-control", b"no-store"),
@@ -74,6 +77,19 @@ def org_and_search(path: str) -> tuple[str | None, bool]:
     return slug, len(parts) == 3 and parts[2] == "search"
 
 
+def page_language(path: str) -> str:
+    """The catalog language of the locale a help-center path names (``/hc/{org}/{locale}/…``:
+    ``fr`` for ``fr`` and ``fr-CA``), else English: one of a bounded set, whatever the path
+    holds."""
+    parts = path[len(PREFIX) :].split("/", 2)
+    if len(parts) < 2:
+        return ENGLISH
+    for candidate in candidates(parts[1]):
+        if candidate.replace("-", "_") in CATALOGS:
+            return candidate
+    return ENGLISH
+
+
 def _header_values(scope: HTTPScope, name: bytes) -> list[str]:
     return [value.decode("latin1") for key, value in scope["headers"] if key == name]
 
@@ -85,7 +101,7 @@ class HelpCenterLimits:
     def __init__(self, app: Quart) -> None:
         self.app = app
         self.inner = app.asgi_app
-        self._pages: dict[str, bytes] = {}  # reason -> the rendered 429 page
+        self._pages: dict[tuple[str, str], bytes] = {}  # (reason, language) -> the 429 page
 
     async def __call__(
         self, scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
@@ -123,11 +139,18 @@ class HelpCenterLimits:
         )
 
     async def _refuse(self, scope: HTTPScope, send: ASGISendCallable, refusal: Refusal) -> None:
-        body = self._pages.get(refusal.by)
+        key = (refusal.by, page_language(scope["path"]))
+        body = self._pages.get(key)
         if body is None:
-            template = self.app.jinja_env.get_template("hc/not_found.html")
-            text = await template.render_async(title=TITLE, message=MESSAGES[refusal.by])
-            body = self._pages[refusal.by] = text.encode()
+            template = self.app.jinja_env.get_template("hc/error.html")
+            text = await template.render_async(
+                **standalone_context(key[1]),
+                status=429,
+                title=TITLE,
+                message=MESSAGES[refusal.by],
+                values={},
+            )
+            body = self._pages[key] = text.encode()
         incoming = _header_values(scope, b"x-request-id")
         request_id = request_id_for(incoming[0] if incoming else "")
         bind_request_id(request_id)

@@ -4,10 +4,12 @@
   stylesheet and the favicon), the page (locale, direction, canonical URL, alternates) and
   ``_``, the page's labels (``api.helpcenter.i18n.Labels``: the org's override, else the
   catalog of the page's language, else English, per label).
-- ``error_page``: a 404, a 410 (a deleted question), a 503 (the store is down) or another
-  error as a page of the help center, in the visitor's language when the URL names an org and
-  one of its locales (else the org's default locale, else English), with the header, its
-  search box and a link home. Never cached; ``noindex``.
+- ``error_page``: a 404, a 410 (a deleted question), a 503 (the store is down), a refusal of
+  the feedback form (its own title and message: ``error=``) or another error as a page of the
+  help center, in the visitor's language when the URL names an org and one of its locales
+  (else the org's default locale, else English), with the header, its search box and a link
+  home. Never cached; ``noindex``. ``standalone_context``: the same page without an org (the
+  rate limiter's 429, ``api.helpcenter.limits``), in a given language.
 - ``visible_categories``: the categories a visitor sees, those with a published question in
   their subtree (an empty category, the automatic "Uncategorized" among them, is hidden at
   every depth, and its page is a 404).
@@ -16,7 +18,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -167,22 +169,41 @@ async def _error_org() -> tuple[OrgRecord | None, str]:
     return org, locale if locale in org.locales else org.default_locale
 
 
-async def error_page(status: int, headers: dict[str, str] | None = None) -> Response:
-    """The error page of ``status`` for this request (see the module's doc)."""
+def standalone_context(locale: str) -> dict[str, Any]:
+    """The context of ``hc/error.html`` without an org (no org's look, no search box), its
+    labels the catalog's of ``locale`` (a catalog language or English: no override)."""
+    return {
+        "site": None,
+        "page": {"locale": locale, "dir": direction(locale), "alternates": [], "canonical": None},
+        "q": "",
+        "_": ENGLISH if locale == "en" else Labels(locale),
+    }
+
+
+async def error_page(
+    status: int,
+    headers: dict[str, str] | None = None,
+    *,
+    error: tuple[str, str] | None = None,
+    values: Mapping[str, Any] | None = None,
+) -> Response:
+    """The error page of ``status`` for this request (see the module's doc): ``error`` is its
+    (title, message), English msgids of ``LABELS`` (else ``ERRORS``' of the status), and
+    ``values`` fill the message's placeholders."""
     org, locale = await _error_org()
-    title, message = ERRORS.get(status, OTHER_ERROR)
+    title, message = error or ERRORS.get(status, OTHER_ERROR)
     if org is not None:
         context = page_context(org, locale, "")
         context["page"] = {**context["page"], "alternates": [], "canonical": None}
     else:
-        context = {
-            "site": None,
-            "page": {"locale": "en", "dir": "ltr", "alternates": [], "canonical": None},
-            "q": "",
-            "_": ENGLISH,
-        }
+        context = standalone_context("en")
     body = await render_template(
-        "hc/error.html", **context, status=status, title=title, message=message
+        "hc/error.html",
+        **context,
+        status=status,
+        title=title,
+        message=message,
+        values=values or {},
     )
     response = Response(body, status=status, content_type=HTML, headers=headers or {})
     response.headers["Cache-Control"] = "no-store"

@@ -38,9 +38,8 @@ from api.imports.conversion import words_in_converters
 from api.questions.models import Question
 from api.questions.queries import count_live
 from api.questions.revisions import question_audit
-from api.questions.rules import LIVE, PUBLISHED, state_on_create
+from api.questions.rules import LIVE, PUBLISHED, SLUGS, state_on_create
 from api.questions.schemas import QuestionCreate, question_public
-from api.questions.service import _first_free, _slug_base_and_pattern
 from api.search import text_vector_of
 from billing.limits import ensure_within_cap
 from tenancy.clock import utcnow
@@ -109,6 +108,7 @@ class _New:
     id: str
     body: QuestionCreate
     status: str
+    external_id: str | None
 
 
 class NewQuestions:
@@ -120,13 +120,13 @@ class NewQuestions:
     def __contains__(self, id_: str) -> bool:
         return any(n.id == id_ for n in self._new)
 
-    def add(self, body: QuestionCreate) -> str:
+    def add(self, body: QuestionCreate, *, external_id: str | None = None) -> str:
         """The id the question will have (``create_question``'s checks of the body now)."""
         status, scheduled_at = state_on_create(body.status, body.scheduled_publish_at)
         assert scheduled_at is None  # scheduled questions are created one by one
         if not looks_like_id(body.category_id, "cat"):
             raise CategoryReferenceNotFound()
-        new = _New(new_id("q"), body, status)
+        new = _New(new_id("q"), body, status, external_id)
         self._new.append(new)
         return new.id
 
@@ -149,7 +149,7 @@ class NewQuestions:
         )
         if len(found) != len(categories):
             raise CategoryReferenceNotFound()
-        bases, patterns = zip(*(_slug_base_and_pattern(n.body.title) for n in new), strict=True)
+        bases, patterns = zip(*(SLUGS.base_and_pattern(n.body.title) for n in new), strict=True)
         taken = set(
             (
                 await session.execute(
@@ -162,7 +162,7 @@ class NewQuestions:
         events: list[tuple[str, dict[str, Any]]] = []
         for i, n in enumerate(new):
             now = utcnow()  # each its own, as when created one by one
-            slug = _first_free(n.body.title, taken)
+            slug = SLUGS.first_free(n.body.title, taken)
             taken.add(slug)
             values = {
                 "id": n.id,
@@ -183,7 +183,9 @@ class NewQuestions:
             }
             for name, column in params.items():
                 column.append(values[name])
-            public = question_public(cast(Question, SimpleNamespace(**values)))
+            public = question_public(
+                cast(Question, SimpleNamespace(**values, external_id=n.external_id))
+            )
             events.append(("question.created", public))
             if n.status == PUBLISHED:
                 events.append(("question.published", public))

@@ -1,4 +1,5 @@
-"""Tenant tables of imports: the job, its stored upload, and each imported resource's source."""
+"""Tenant tables of imports: the job and its stored upload (each imported resource's source:
+``api/external_ids.py``)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,7 @@ from sqlalchemy import (
     ForeignKey,
     Integer,
     LargeBinary,
-    Select,
     String,
-    select,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
@@ -22,16 +21,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 from tenancy.db import TenantBase
 
 TS = DateTime(timezone=True)
-
-
-class ExternalRef(TenantBase):
-    """The resource an import made of an item of a source (``zendesk:360012345``)."""
-
-    __tablename__ = "external_refs"
-
-    kind: Mapped[str] = mapped_column(String(12), primary_key=True)  # question | category
-    external_id: Mapped[str] = mapped_column(String(300), primary_key=True)
-    resource_id: Mapped[str] = mapped_column(String(40))
 
 
 class Import(TenantBase):
@@ -62,11 +51,3 @@ class ImportChunk(TenantBase):
     )
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
     data: Mapped[bytes] = mapped_column(LargeBinary)
-
-
-def imported_as(kind: str, external_id: str) -> Select[str]:
-    """The id of the resource (``question``, ``category``) an import made of ``external_id``:
-    the ``?externalId=`` filter of the lists."""
-    return select(ExternalRef.resource_id).where(
-        ExternalRef.kind == kind, ExternalRef.external_id == external_id
-    )

@@ -6,7 +6,6 @@ end instead of an event per question (unless the import asked for them)."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -22,64 +21,21 @@ from api.imports.report import Report
 from api.imports.service import (
     CANCELLED,
     FAILED,
-    QUEUED,
-    RUNNING,
     SUCCEEDED,
     import_public,
 )
 from api.imports.upload import UploadReader, chunk_fetcher, drop_upload, parse_in_thread
 from api.imports.writer import Writer
-from tenancy.audit import AUDIT_EVENT, Actor
+from api.jobs import JobOrgContext, claim_queued, org_context, schema_of
+from tenancy.audit import AUDIT_EVENT
 from tenancy.clock import utcnow
-from tenancy.context import OrgContext
-from tenancy.db import shared_session, tenant_session
-from tenancy.models import Organization
+from tenancy.db import tenant_session
 from tenancy.outbox import OUTBOX, record_events
 from tenancy.transactions import commit
 
 log = structlog.get_logger(__name__)
 BATCH_ITEMS = 200  # items of one transaction
 COMPLETED_EVENT = "import.completed"
-
-
-@dataclasses.dataclass(frozen=True)
-class ImportOrgContext(OrgContext):
-    """The org as the import's requester acted: its actor is the one stored with the job (a
-    key's, or the CLI's)."""
-
-    acting: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def actor(self) -> Actor:
-        return dict(self.acting)
-
-
-async def org_context(engine: AsyncEngine, org_id: str, actor: Actor) -> ImportOrgContext:
-    async with shared_session(engine) as session:
-        org = (
-            await session.execute(
-                select(
-                    Organization.id,
-                    Organization.slug,
-                    Organization.plan,
-                    Organization.schema_name,
-                    Organization.default_locale,
-                    Organization.locales,
-                ).where(Organization.id == org_id)
-            )
-        ).one()
-        await session.rollback()
-    return ImportOrgContext(
-        org.id,
-        org.slug,
-        org.plan,
-        org.schema_name,
-        actor.get("id", "") if actor.get("type") == "apiKey" else "",
-        ("admin",),
-        org.default_locale,
-        tuple(org.locales),
-        acting=tuple(sorted(actor.items())),
-    )
 
 
 def _events_of(ids: list[str]) -> ColumnElement[bool]:
@@ -108,7 +64,7 @@ async def suppress_events(session: AsyncSession, ids: set[str]) -> None:
 
 
 class Run:
-    def __init__(self, engine: AsyncEngine, org: ImportOrgContext, job: Import) -> None:
+    def __init__(self, engine: AsyncEngine, org: JobOrgContext, job: Import) -> None:
         self.engine = engine
         self.org = org
         self.job = job
@@ -209,15 +165,6 @@ class Run:
         return public
 
 
-async def schema_of(engine: AsyncEngine, org_id: str) -> str | None:
-    async with shared_session(engine) as session:
-        schema = (
-            await session.execute(select(Organization.schema_name).where(Organization.id == org_id))
-        ).scalar_one_or_none()
-        await session.rollback()
-    return schema
-
-
 async def run_import(
     engine: AsyncEngine,
     org_id: str,
@@ -228,18 +175,9 @@ async def run_import(
     schema = await schema_of(engine, org_id)
     if schema is None:
         return None
-    async with tenant_session(engine, schema) as session:
-        job = (
-            await session.execute(
-                select(Import).where(Import.id == import_id).with_for_update(skip_locked=True)
-            )
-        ).scalar_one_or_none()
-        if job is None or job.status != QUEUED:
-            return None  # another run has it (or had it): a message delivered twice
-        job.status = RUNNING
-        job.started_at = job.started_at or utcnow()
-        await session.flush()
-        await commit(session)
+    job = await claim_queued(engine, schema, Import, import_id)
+    if job is None:
+        return None  # another run has it (or had it): a message delivered twice
     run = Run(engine, await org_context(engine, org_id, job.actor), job)
     run.progress = progress
     try:

@@ -20,6 +20,7 @@ from api.categories import service as categories
 from api.categories.models import Category
 from api.categories.schemas import CategoryCreate
 from api.errors import SlugConflict
+from api.external_ids import ExternalRef
 from api.imports.bulk import NewQuestions
 from api.imports.items import (
     CategoryItem,
@@ -30,7 +31,6 @@ from api.imports.items import (
     SettingsItem,
     TranslationItem,
 )
-from api.imports.models import ExternalRef
 from api.imports.report import Report
 from api.questions import service as questions
 from api.questions.models import Question
@@ -99,6 +99,10 @@ class Writer:
                 await self._new.flush(session, self.org)
                 await self._flush_refs(session)
         except (ItemFailed, ValidationError, ServiceError):
+            # The savepoint's writes are gone, but not from the objects the session loaded
+            # (an UPDATE's new values were set on them): read afresh, or an item updated in
+            # the savepoint would be compared with its rolled-back values.
+            session.expire_all()
             self._categories, self.touched = saved
             self._made = 0
             self._bulk = False
@@ -273,7 +277,10 @@ class Writer:
             item.slug,
             CATEGORY_SLUG_MAX,
             lambda slug: categories.create_category(
-                session, self.org, CategoryCreate.model_validate({**body, "slug": slug})
+                session,
+                self.org,
+                CategoryCreate.model_validate({**body, "slug": slug}),
+                external_id=item.source,
             ),
         )
         await self._remember(session, "category", item.source, created["id"])
@@ -397,12 +404,15 @@ class Writer:
             body["scheduledPublishAt"] = item.scheduled_publish_at
         elif self._bulk and item.slug is None:
             parsed = QuestionCreate.model_validate({**body, "slug": None})
-            await self._remember(session, "question", item.source, self._new.add(parsed))
+            question_id = self._new.add(parsed, external_id=item.source)
+            await self._remember(session, "question", item.source, question_id)
             return "created"
 
         async def create(slug: str | None) -> dict[str, Any]:
             parsed = QuestionCreate.model_validate({**body, "slug": slug})
-            created = await questions.create_question(session, self.org, parsed)
+            created = await questions.create_question(
+                session, self.org, parsed, external_id=item.source
+            )
             public: dict[str, Any] = created.body["data"]
             return public
 

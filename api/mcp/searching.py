@@ -14,10 +14,18 @@ class NoWords(Exception):
 
 
 async def search(
-    session: AsyncSession, *, query: str, locale: str, limit: int, category: str | None
+    session: AsyncSession,
+    *,
+    query: str,
+    locale: str,
+    limit: int,
+    category: str | None,
+    drafts: bool,
 ) -> list[Answer]:
     try:
-        return await answers_for(session, q=query, locale=locale, limit=limit, category=category)
+        return await answers_for(
+            session, q=query, locale=locale, limit=limit, category=category, drafts=drafts
+        )
     except ServiceError as error:
         if any(d.get("field") == "q" for d in error.details):
             raise NoWords() from None

@@ -204,7 +204,12 @@ async def _search(session: Any, caller: Caller, parsed: args.SearchFaq) -> types
             ) from None
     try:
         found = await search(
-            session, query=parsed.query, locale=locale, limit=parsed.limit, category=parsed.category
+            session,
+            query=parsed.query,
+            locale=locale,
+            limit=parsed.limit,
+            category=parsed.category,
+            drafts=not caller.public,
         )
     except NoWords:
         raise ToolProblem(f"query: {parsed.query!r} has no word to search for.") from None
@@ -235,7 +240,9 @@ async def _search(session: Any, caller: Caller, parsed: args.SearchFaq) -> types
 async def _get(session: Any, caller: Caller, parsed: args.GetQuestion) -> types.CallToolResult:
     locale = locale_of(caller, parsed.locale)
     try:
-        question = await questions.get_question(session, parsed.id_or_slug, locale)
+        question = await questions.get_question(
+            session, parsed.id_or_slug, locale, drafts=not caller.public
+        )
     except QuestionNotFound:
         question = None
     if question is None or (caller.public and question["status"] != content.PUBLISHED):

@@ -8,8 +8,9 @@ from typing import Any
 
 from sqlalchemy import DateTime, ForeignKey, Integer, String, Text
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, column_property, mapped_column
 
+from api.external_ids import external_id_column, external_id_of
 from tenancy.db import SharedBase, TenantBase
 from tenancy.generations import versioned
 from tenancy.schedule import DueSchedule
@@ -38,6 +39,13 @@ class Question(TenantBase):
     created_at: Mapped[datetime] = mapped_column(TS)
     updated_at: Mapped[datetime] = mapped_column(TS)
     deleted_at: Mapped[datetime | None] = mapped_column(TS)
+    # Its import's source (``api/external_ids.py``), loaded with the question: the responses
+    # of writes and the events show it as the reads do.
+    external_id: Mapped[str | None] = column_property(external_id_of("question", id))
+
+
+# What an UPDATE returns of a question: its columns and its ``external_id``.
+RETURNED = (*Question.__table__.c, external_id_column("question", Question.id))
 
 
 class QuestionRevision(TenantBase):

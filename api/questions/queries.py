@@ -32,8 +32,7 @@ from sqlalchemy.orm import aliased
 
 from api.categories.models import Category
 from api.errors import QuestionNotFound, ValidationFailed, field_error
-from api.imports.external_id_reads import external_id_column, external_id_sql, question_read
-from api.imports.models import imported_as
+from api.external_ids import external_id_column, external_id_sql, imported_as
 from api.pagination import keyset_page
 from api.questions import read_drafts
 from api.questions.models import Question, QuestionRevision
@@ -243,12 +242,12 @@ _PAGE_SQL = {
 
 
 async def get_question_json(
-    session: AsyncSession, ref: str, locale: str, drafts: bool | None = None
+    session: AsyncSession, ref: str, locale: str, *, drafts: bool
 ) -> tuple[str, str, str, bytes]:
     """``get_question`` as the single read's response body, ``{"data": ...}``: (the
     question's status, its served locale, its id, the body). ``drafts``: whether it shows its
-    draft (``read_drafts.shown``: by default, not to a publishable key)."""
-    sql = _GET_SQL[looks_like_id(ref, "q"), read_drafts.shown(drafts)]
+    draft (never to a publishable key)."""
+    sql = _GET_SQL[looks_like_id(ref, "q"), drafts]
     rows = await read_records(session, sql, locale, ref)
     if not rows:
         raise QuestionNotFound()
@@ -263,7 +262,7 @@ async def plain_page_json(
     after: list[Any] | None,
     status: str | None,
     locale: str,
-    drafts: bool | None = None,
+    drafts: bool,
 ) -> tuple[list[str], list[Any] | None]:
     """``list_questions`` with no search, category or worklist filter (``status`` may be
     given) as each item's JSON text, and the sort key of the last item when more follow."""
@@ -277,7 +276,7 @@ async def plain_page_json(
                 "The cursor is not valid.", details=field_error("cursor", "not valid")
             )
         args += after
-    sql = _PAGE_SQL[status is not None, after is not None, read_drafts.shown(drafts)]
+    sql = _PAGE_SQL[status is not None, after is not None, drafts]
     rows = await read_records(session, sql, *args)
     page = rows[:limit]
     items = [row[2] for row in page]
@@ -302,15 +301,15 @@ async def count_live(session: AsyncSession) -> int:
 
 
 async def get_question(
-    session: AsyncSession, ref: str, locale: str, drafts: bool | None = None
+    session: AsyncSession, ref: str, locale: str, *, drafts: bool
 ) -> dict[str, Any]:
     """The question as served in ``locale`` (its published translation, else its own), with
-    its draft (``read_drafts.shown``)."""
+    its draft when ``drafts``."""
     stmt = _prebuilt_statement("get", locale, looks_like_id(ref, "q"))
     row = (await read_rows(session, stmt, {"ref": ref})).first()
     if row is None:
         raise QuestionNotFound()
-    return question_read(row, read_drafts.shown(drafts))
+    return read_drafts.question_read(row, drafts)
 
 
 def _category_filter(ref: str) -> ColumnElement[bool]:
@@ -393,7 +392,7 @@ async def list_questions(
     locale: str,
     translation: str | None = None,
     external_id: str | None = None,
-    drafts: bool | None = None,
+    drafts: bool,
 ) -> tuple[list[dict[str, Any]], list[Any] | None]:
     """A page, served in ``locale``, and the sort key of its last item when more follow
     (keyset pagination).
@@ -406,9 +405,9 @@ async def list_questions(
     the list's order, so PostgreSQL stops at the page's end (``unranked``). ``translation``
     (missing, outdated, draft, published) keeps the questions whose translation in ``locale``
     is in that state. ``external_id``: the question an import made of that source item.
-    ``drafts``: whether the items show their drafts (``read_drafts.shown``).
+    ``drafts``: whether the items show their drafts (never to a publishable key).
     """
-    show = read_drafts.shown(drafts)
+    show = drafts
     if (category, status, translation, q, external_id) == (None, None, None, None, None):
         return await _plain_page(session, limit, after, locale, show)
     stmt = in_locale(locale)
@@ -428,7 +427,7 @@ async def list_questions(
         if unranked(q):
             hit = _served_match(locale, matches)
             found = await _unranked_rows(session, stmt, matches, hit, limit, after)
-            items = [question_read(r, show) for r in found[:limit]]
+            items = [read_drafts.question_read(r, show) for r in found[:limit]]
             if len(found) <= limit:
                 return items, None
             return items, [found[limit - 1].sort_order, found[limit - 1].id]
@@ -447,7 +446,7 @@ async def list_questions(
         stmt = keyset_page(stmt, Question.sort_order, Question.id, after)
     rows = (await read_rows(session, stmt.limit(limit + 1))).all()
     page = rows[:limit]
-    items = [question_read(r, show) for r in page]
+    items = [read_drafts.question_read(r, show) for r in page]
     if len(rows) <= limit:
         return items, None
     last = page[-1]
@@ -466,7 +465,7 @@ async def _plain_page(
     stmt = _prebuilt_statement("page", locale, after is not None)
     rows = (await read_rows(session, stmt, params)).all()
     page = rows[:limit]
-    items = [question_read(r, show) for r in page]
+    items = [read_drafts.question_read(r, show) for r in page]
     if len(rows) <= limit:
         return items, None
     return items, [page[-1].sort_order, page[-1].id]

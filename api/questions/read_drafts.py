@@ -1,21 +1,20 @@
 """The ``draft`` of a question as its reads show it (issue 30): ``{updatedAt, updatedBy,
 reviewState}`` of its pending version, or null. The reads get it from the same statement (a
 LEFT JOIN on ``question_drafts``' primary key): still one round trip. Drafts are internal:
-a publishable key's reads show null (``shown``). Writes, events and audit entries keep the
-live question as before (``question_public``).
-
-Quart-free (workers read questions too): who is reading is the API's to say, through
-``use_public_reader`` (``api.reviews.routes`` registers ``api.binding.public_audience``).
+a publishable key's reads show null: each read is told (``drafts``) by its caller, the API
+route (``not public_audience()``), the help center (never), the MCP server (by its key).
+Writes, events and audit entries keep the live question (``question_public``), without its
+draft.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import and_
 
 from api.questions.models import Question
+from api.questions.schemas import question_public
 from api.reviews.models import QuestionDraft as QuestionDraft
 from tenancy.clock import iso
 
@@ -27,23 +26,6 @@ DRAFT_COLUMNS: tuple[Any, ...] = (
     QuestionDraft.review_state.label("draft_review_state"),
 )
 DRAFT_ON = and_(QuestionDraft.question_id == Question.id)
-
-
-# True while a publishable key's request is read (none registered: every reader is internal).
-_public_reader: Callable[[], bool] | None = None
-
-
-def use_public_reader(check: Callable[[], bool]) -> None:
-    global _public_reader
-    _public_reader = check
-
-
-def shown(drafts: bool | None) -> bool:
-    """Whether the read shows drafts: as asked, else not to a publishable key's request (the
-    fast path serves secret keys only, outside a request: it shows them)."""
-    if drafts is not None:
-        return drafts
-    return _public_reader is None or not _public_reader()
 
 
 def actor_public(actor: dict[str, str]) -> dict[str, str]:
@@ -82,3 +64,9 @@ def draft_sql(stamp: Any, text: Any) -> str:
 
 
 DRAFT_JOIN_SQL = " LEFT JOIN question_drafts d ON d.question_id = q.id"
+
+
+def question_read(row: Any, drafts: bool) -> dict[str, Any]:
+    """A read's question (a row with ``external_id`` and ``DRAFT_COLUMNS``): the public shape
+    (with its ``externalId``) and its ``draft``."""
+    return {**question_public(row), "draft": draft_summary(row, drafts)}

@@ -160,7 +160,12 @@ async def list_questions(query_args: QuestionListQuery) -> Result | Response:
     ):
         # The hot list: each item's JSON comes from PostgreSQL, passed through as it is.
         texts, last = await queries.plain_page_json(
-            db(), limit=query_args.limit, after=after, status=status, locale=locale
+            db(),
+            limit=query_args.limit,
+            after=after,
+            status=status,
+            locale=locale,
+            drafts=not public_audience(),
         )
         cursor = cursors().encode(kind, last) if last is not None else None
         g.analytics_results = len(texts)
@@ -175,6 +180,7 @@ async def list_questions(query_args: QuestionListQuery) -> Result | Response:
         locale=locale,
         translation=query_args.translation,
         external_id=query_args.external_id,
+        drafts=not public_audience(),
     )
     cursor = cursors().encode(kind, last) if last is not None else None
     g.analytics_results = len(items)  # a publishable key's search: recorded with its count
@@ -218,7 +224,9 @@ async def reorder_questions(data: IdsBody) -> Result:
 async def get_question(ref: str) -> Response:
     """Get a question by id or slug, served in ``?locale=`` (else Accept-Language). To a
     publishable key only a published question exists."""
-    status, locale, question_id, body = await queries.get_question_json(db(), ref, chosen_locale())
+    status, locale, question_id, body = await queries.get_question_json(
+        db(), ref, chosen_locale(), drafts=not public_audience()
+    )
     if status != "published" and public_audience():
         raise QuestionNotFound()
     g.analytics_question = question_id

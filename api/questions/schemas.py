@@ -97,8 +97,7 @@ class QuestionOut(ResponseModel):
     scheduled_publish_at: str | None
     created_at: str
     updated_at: str
-    # The source item an import made it of (``zendesk:360012345``), else null; on reads (GET,
-    # lists), not in the responses of writes nor in events (issue 29).
+    # The source item an import made it of (``zendesk:360012345``), else null (issue 29).
     external_id: str | None = None
     # Its draft on reads (GET, lists), null when none and to publishable keys; not in the
     # responses of writes nor in events (issue 30).
@@ -145,6 +144,7 @@ def question_public(q: Question | Row[Any]) -> dict[str, Any]:
         "scheduledPublishAt": iso(q.scheduled_publish_at),
         "createdAt": iso(q.created_at),
         "updatedAt": iso(q.updated_at),
+        "externalId": q.external_id,
     }
 
 

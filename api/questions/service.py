@@ -39,7 +39,7 @@ from api.errors import (
     field_error,
 )
 from api.questions.idempotency import Created, claim_key, store_response
-from api.questions.models import PublishSchedule, Question
+from api.questions.models import RETURNED, PublishSchedule, Question
 from api.questions.queries import count_live, load
 from api.questions.revisions import add_revisions, changed_fields, question_audit, revision_changes
 from api.questions.rules import (
@@ -55,7 +55,6 @@ from api.questions.rules import (
 )
 from api.questions.schemas import QuestionCreate, question_public
 from api.search import searchable, text_vector, text_vector_of
-from api.slugs import slugify, with_suffix
 from billing.limits import ensure_within_cap
 from tenancy.clock import utcnow
 from tenancy.context import OrgContext
@@ -74,7 +73,10 @@ async def create_question(
     *,
     idempotency_key: str | None = None,
     request_hash: str = "",
+    external_id: str | None = None,
 ) -> Created:
+    """``external_id``: the source item an import makes it of (its caller writes the
+    reference in the same transaction); the response and the events show it."""
     if body.slug is not None:
         SLUGS.check_manual(body.slug)
     status, scheduled_at = state_on_create(body.status, body.scheduled_publish_at)
@@ -108,6 +110,7 @@ async def create_question(
         events,
         manual_slug=body.slug,
         taken=taken,
+        external_id=external_id,
     )
     if scheduled_at is not None:
         await mark_due(session, PublishSchedule, org.id, scheduled_at)
@@ -160,7 +163,7 @@ async def _category_and_taken_slugs(
         if title is None:
             found = (await session.execute(_CATEGORY_ONLY, {"category": ref})).first()
         else:
-            base, pattern = _slug_base_and_pattern(title)
+            base, pattern = SLUGS.base_and_pattern(title)
             params = {"category": ref, "slug_base": base, "slug_pattern": pattern}
             found = (await session.execute(_CATEGORY_AND_SLUGS, params)).first()
     if found is None:
@@ -169,31 +172,6 @@ async def _category_and_taken_slugs(
             details=field_error("categoryId", "not found"),
         )
     return found[0], set(found[1]) if title is not None else set()
-
-
-def _slug_base_and_pattern(title: str) -> tuple[str, str]:
-    """``title``'s base slug and the LIKE pattern of its suffixed forms (``SlugRule``)."""
-    base = slugify(title, SLUGS.max_length)
-    pattern = base.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "-%"
-    return base, pattern
-
-
-def _taken_slugs(title: str) -> Any:
-    """The live slugs equal to ``title``'s base slug or to a suffixed form of it."""
-    base, pattern = _slug_base_and_pattern(title)
-    return select(Question.slug).where(
-        LIVE, or_(Question.slug == base, Question.slug.like(pattern))
-    )
-
-
-def _first_free(title: str, taken: set[str]) -> str:
-    base = slugify(title, SLUGS.max_length)
-    n = 1
-    while True:
-        candidate = with_suffix(base, n, SLUGS.max_length)
-        if candidate not in taken and candidate not in SLUGS.reserved:
-            return candidate
-        n += 1
 
 
 # The columns a create writes from parameters (``search_vector`` is computed from the words).
@@ -254,6 +232,7 @@ async def _insert_with_events(
     *,
     manual_slug: str | None,
     taken: set[str],
+    external_id: str | None,
 ) -> dict[str, Any]:
     """The question and its outbox events in one statement (``SlugRule.insert``'s rule: ``ON
     CONFLICT`` on the live-slug index skips the row, and then its events too; a manual slug
@@ -268,9 +247,11 @@ async def _insert_with_events(
     for attempt in range(20):
         if manual_slug is None:
             if attempt:
-                taken = set((await session.execute(_taken_slugs(values_["title"]))).scalars())
-            values_["slug"] = _first_free(values_["title"], taken)
-        public = question_public(cast(Question, SimpleNamespace(**values_)))
+                taken = set((await session.execute(SLUGS.taken(values_["title"]))).scalars())
+            values_["slug"] = SLUGS.first_free(values_["title"], taken)
+        public = question_public(
+            cast(Question, SimpleNamespace(**values_, external_id=external_id))
+        )
         params = {
             **{name: values_[name] for name in _CREATE_COLUMNS},
             **words,
@@ -360,7 +341,7 @@ async def _apply(
                     update(Question)
                     .where(Question.id == question.id)
                     .values(**values_)
-                    .returning(*Question.__table__.c)
+                    .returning(*RETURNED)
                 )
             ).one()
     except IntegrityError as exc:
@@ -432,7 +413,7 @@ async def _update_each(
             update(Question)
             .where(where)
             .values(**new, updated_at=now, revision_count=Question.revision_count + 1)
-            .returning(*Question.__table__.c)
+            .returning(*RETURNED)
         )
     ).all()
     rows = sorted(rows, key=lambda r: r.id)

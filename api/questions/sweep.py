@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.questions.drafts import next_draft_due, publish_due_drafts
 from api.questions.idempotency import delete_expired_keys
-from api.questions.models import PublishSchedule, Question
+from api.questions.models import RETURNED, PublishSchedule, Question
 from api.questions.revisions import add_revisions, changed_fields, question_audit
 from api.questions.rules import LIVE, PUBLISHED, SCHEDULED
 from api.questions.schemas import question_public
@@ -54,7 +54,7 @@ async def publish_due(session: AsyncSession, org_id: str, actor: Actor) -> int:
                     updated_at=now,
                     revision_count=number,
                 )
-                .returning(*Question.__table__.c)
+                .returning(*RETURNED)
             )
         ).one()
         await add_revisions(

@@ -4,25 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from quart import Blueprint, g, has_request_context
+from quart import Blueprint
 from quart_schema import document_response, validate_querystring
 
-from api.binding import cursors, db, public_audience, requires_scope
+from api.binding import cursors, db, requires_scope
 from api.pagination import list_body
-from api.questions import read_drafts, review
+from api.questions import review
 from api.questions.draft_schemas import DraftOut, ReviewListQuery
 from api.schemas import ListEnvelope
 
 reviews = Blueprint("reviews", __name__, url_prefix="/reviews")
-
-
-def _public_reader() -> bool:
-    """A publishable key's request is reading: its question reads show no draft (issue 30;
-    ``api.questions.read_drafts``, which imports no Quart)."""
-    return has_request_context() and getattr(g, "org", None) is not None and public_audience()
-
-
-read_drafts.use_public_reader(_public_reader)
 
 
 @reviews.get("")

@@ -51,8 +51,9 @@ async def import_file(engine: AsyncEngine, args: argparse.Namespace) -> dict[str
     from tqdm import tqdm
 
     from api.imports.formats import FORMATS as KNOWN
-    from api.imports.run import org_context, run_import
+    from api.imports.run import run_import
     from api.imports.service import create_import
+    from api.jobs import org_context
     from billing.plans import Plan, import_upload_bytes
     from tenancy.audit import system_actor
     from tenancy.db import tenant_session
@@ -111,7 +112,7 @@ async def export_file(engine: AsyncEngine, args: argparse.Namespace) -> dict[str
 
     from api.exports.build import run_export
     from api.exports.service import bundle_pieces, create_export, download_plan, get_export
-    from api.imports.run import org_context
+    from api.jobs import org_context
     from tenancy.audit import system_actor
     from tenancy.db import tenant_session
     from tenancy.orgs import get_org

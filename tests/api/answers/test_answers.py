@@ -42,7 +42,7 @@ async def test_any_word_finds_the_question_best_first_with_its_snippet(org: OrgC
     assert status == 200, body
     assert titles(body)[0] == "What is your refund policy?"
     first = body["data"][0]
-    # The create's body, and what only reads show (issue 29's externalId, issue 30's draft).
+    # The create's body (its externalId null: issue 29), and the draft only reads show (issue 30).
     assert first["question"] == {
         **made["What is your refund policy?"],
         "externalId": None,

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from api.answers.query_embeddings import embed_query
 from api.answers.vectors import nearest, similar_to
 from tasks.embeddings import embed_org_questions
-from tenancy.db import tenant_session
+from tenancy.db import read_records, tenant_session
 from tests.api.questions.helpers import create, default_category
 from tests.fixtures.orgs import OrgClient
 
@@ -120,13 +120,30 @@ async def test_the_query_is_served_by_the_hnsw_index(engine: AsyncEngine, org: O
     async with tenant_session(engine, org.info.schema_name) as session:
         await session.execute(text("SET LOCAL enable_seqscan = off"))
         await session.execute(text("SET LOCAL enable_sort = off"))
-        params = {
-            "vector": vector_literal(vector),
-            "model": configured_model_name(),
-            "locale": "en",
-            "limit": 5,
-        }
+        args = (vector_literal(vector), configured_model_name(), "en", 5)
         plan = "\n".join(
-            row[0] for row in await session.execute(text(f"EXPLAIN {statement.text}"), params)
+            row[0] for row in await read_records(session, f"EXPLAIN {statement}", *args)
         )
     assert "ix_question_embeddings_hnsw_256" in plan, plan
+
+
+async def test_a_wide_search_opens_no_transaction_and_widens_the_candidates(
+    engine: AsyncEngine, org: OrgClient
+) -> None:
+    """Asked for 50 (``hnsw.ef_search`` widened to 200), outside a transaction the search
+    runs on the read pool, whose connection keeps the setting: no primary-pool transaction
+    is opened for it, and the answer is the one a transaction gets."""
+    await seeded(engine, org)
+    vector = await embed_query("refund")
+    async with tenant_session(engine, org.info.schema_name) as session:
+        pooled = await nearest(
+            session, vector, locale="en", limit=50, published_only=True, category_ids=None
+        )
+        assert not session.in_transaction()
+        shown = await read_records(session, "SELECT current_setting('hnsw.ef_search', true)")
+        assert shown[0][0] == "200"  # kept by the read pool's connection
+        await session.execute(text("SELECT 1"))  # now in a transaction: SET LOCAL
+        in_transaction = await nearest(
+            session, vector, locale="en", limit=50, published_only=True, category_ids=None
+        )
+    assert pooled == in_transaction and len(pooled) == len(FAQ)

@@ -1,7 +1,7 @@
 """``externalId`` readable (issue 29): an imported question and category show their source on
 every read (GET by id and slug, the lists built in SQL and in Core, searches, filters, the
-cached reads); what the API made shows null; a category's writes and events carry it as GET
-does; another org never sees it."""
+cached reads); what the API made shows null; writes and events carry it as GET does (the
+import's own per-question events too); another org never sees it."""
 
 from __future__ import annotations
 
@@ -86,6 +86,42 @@ async def test_imported_categories_show_their_source_and_their_events_carry_it(
     assert await last_event(engine, org, "category.updated") == updated
 
 
+async def test_question_writes_and_events_carry_the_source(
+    org: OrgClient, engine: AsyncEngine
+) -> None:
+    job = await run(engine, org, "zendesk", ZENDESK, perQuestionEvents="true")
+    assert job["status"] == "succeeded", job
+    async with tenant_session(engine, org.info.schema_name) as session:
+        rows = await session.execute(
+            text(
+                "SELECT event, data FROM outbox WHERE event IN ('question.created',"
+                " 'category.created') ORDER BY id"
+            )
+        )
+        created = [(event, payload["externalId"]) for event, payload in rows.all()]
+    assert ("question.created", PAY) in created and ("category.created", PAYMENTS) in created
+    assert all(source is not None for _, source in created), created
+    pay = by_source(await all_questions(org), PAY)
+    assert (await last_event(engine, org, "question.created"))["externalId"] is not None
+
+    r = await org.patch(f"/questions/{pay['id']}", json={"title": "How do I pay by card?"})
+    assert r.status_code == 200
+    updated = (await r.get_json())["data"]
+    assert updated["externalId"] == PAY and updated["title"] == "How do I pay by card?"
+    assert await data(org, f"/questions/{pay['id']}") == {**updated, "draft": None}
+    assert await last_event(engine, org, "question.updated") == updated
+    r = await org.post("/questions/reorder", json={"ids": [pay["id"]]})
+    assert r.status_code == 200, await r.get_data()
+    r = await org.patch(f"/questions/{pay['id']}", json={"status": "archived"})
+    assert (await r.get_json())["data"]["externalId"] == PAY
+    assert (await last_event(engine, org, "question.unpublished"))["externalId"] == PAY
+
+    # Re-imported: the updates' events carry it too.
+    again = await run(engine, org, "zendesk", ZENDESK, perQuestionEvents="true")
+    assert again["counts"]["updated"] >= 1, (again["counts"], again["errors"])
+    assert (await last_event(engine, org, "question.updated"))["externalId"] == PAY
+
+
 async def test_what_the_api_makes_shows_null(org: OrgClient, engine: AsyncEngine) -> None:
     r = await org.post("/categories", json={"name": "Made here"})
     assert r.status_code == 201
@@ -99,8 +135,10 @@ async def test_what_the_api_makes_shows_null(org: OrgClient, engine: AsyncEngine
     )
     assert r.status_code == 201
     question = (await r.get_json())["data"]
+    assert question["externalId"] is None
+    assert await last_event(engine, org, "question.created") == question
     got = await data(org, f"/questions/{question['id']}")
-    assert got == {**question, "externalId": None, "draft": None}
+    assert got == {**question, "draft": None}
     assert await all_questions(org) == [got]
 
 

@@ -44,7 +44,9 @@ async def test_create_returns_the_question(org):
         "scheduledPublishAt",
         "createdAt",
         "updatedAt",
+        "externalId",  # null: made by the API, not by an import (issue 29)
     }
+    assert q["externalId"] is None
     for ref in (q["id"], q["slug"]):
         r = await org.get(f"/questions/{ref}", scope="read")
         assert r.status_code == 200

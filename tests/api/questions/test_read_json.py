@@ -31,18 +31,29 @@ def cache_off(app: Quart, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(app.extensions["tenancy"], "cache", None)
 
 
-async def expected_read(engine: AsyncEngine, org: OrgClient, ref: str, locale: str) -> bytes:
+async def expected_read(
+    engine: AsyncEngine, org: OrgClient, ref: str, locale: str, drafts: bool = True
+) -> bytes:
     """Today's shape: the public dict of the read (``queries.get_question``), as orjson
-    encodes it (the app's JSON provider)."""
+    encodes it (the app's JSON provider); ``drafts``: as a secret key reads it."""
     async with tenant_session(engine, org.info.schema_name) as session:
-        data = await queries.get_question(session, ref, locale)
+        data = await queries.get_question(session, ref, locale, drafts=drafts)
     return orjson.dumps({"data": data})
 
 
-async def expected_items(engine: AsyncEngine, org: OrgClient, locale: str, **kw: Any) -> Any:
+async def expected_items(
+    engine: AsyncEngine, org: OrgClient, locale: str, drafts: bool = True, **kw: Any
+) -> Any:
     async with tenant_session(engine, org.info.schema_name) as session:
         items, _ = await queries.list_questions(
-            session, limit=100, after=None, q=None, category=None, locale=locale, **kw
+            session,
+            limit=100,
+            after=None,
+            q=None,
+            category=None,
+            locale=locale,
+            drafts=drafts,
+            **kw,
         )
     return items
 
@@ -156,13 +167,15 @@ async def test_a_publishable_key_reads_published_questions_only_in_the_same_byte
     key = (await make_public_key(org))["key"]
     r = await as_key(org, key, "GET", "/questions?locale=fr")
     assert r.status_code == 200
-    expected = await expected_items(engine, org, "fr", status="published")
+    expected = await expected_items(engine, org, "fr", drafts=False, status="published")
     assert [q["id"] for q in expected] == [made["plain"]["id"]]
     assert await r.get_data() == orjson.dumps(
         {"data": expected, "meta": {"pagination": {"limit": 20, "cursor": None, "hasMore": False}}}
     )
     r = await as_key(org, key, "GET", f"/questions/{made['plain']['slug']}")
-    assert await r.get_data() == await expected_read(engine, org, made["plain"]["slug"], "en")
+    assert await r.get_data() == await expected_read(
+        engine, org, made["plain"]["slug"], "en", drafts=False
+    )
     for hidden in ("full", "edge"):
         r = await as_key(org, key, "GET", f"/questions/{made[hidden]['id']}")
         assert r.status_code == 404

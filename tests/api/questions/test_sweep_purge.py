@@ -91,7 +91,7 @@ async def test_sweep_publishes_due_questions_only(engine, org):
         "question.updated",
     ]
     sent = [d for _, d in await events(engine, org) if d["id"] == due["id"]]
-    only_read = {"externalId": None, "draft": None}  # reads show them (issues 29, 30)
+    only_read = {"draft": None}  # reads show it (issue 30); events carry externalId too
     assert {**sent[1], **only_read} == {**sent[2], **only_read} == published
     # Once nothing is scheduled any more, the org leaves the schedule.
     await org.patch(f"/questions/{later['id']}", json={"scheduledPublishAt": None}, scope="write")
