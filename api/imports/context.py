@@ -9,11 +9,27 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from api.imports.conversion import LOOKAHEAD, converters
+from api.imports.conversion import CONVERT_BATCH, LOOKAHEAD, converters, markdown_of_each
 from api.imports.html import to_markdown
 from api.imports.items import Item, Note, QuestionItem, TranslationItem
 
-Pending = tuple[Future[tuple[str, list[str]]], str, str, str, list[Note]]
+__all__ = ["CONVERT_BATCH", "Note", "ParseContext", "parents_first"]
+
+
+@dataclass
+class _Batch:
+    """Bodies sent to a converter together (once full, or when one of them is due)."""
+
+    htmls: list[str] = field(default_factory=list)
+    future: Future[list[tuple[str, list[str]]]] | None = None
+
+    def send(self) -> Future[list[tuple[str, list[str]]]]:
+        if self.future is None:
+            self.future = converters().submit(markdown_of_each, self.htmls)
+        return self.future
+
+
+Pending = tuple[_Batch, int, str, str, str, list[Note]]
 
 
 @dataclass(frozen=True)
@@ -24,6 +40,18 @@ class ParseContext:
     ahead: bool = False
     pending: dict[str, Pending] = field(default_factory=dict)
     _tokens: Iterator[int] = field(default_factory=itertools.count)
+    _open: list[_Batch] = field(default_factory=lambda: [_Batch()])  # the batch filling up
+    _sent: list[int] = field(default_factory=lambda: [0])
+
+    def batches_sent(self) -> int:
+        return self._sent[0]
+
+    def _send(self, batch: _Batch) -> Future[list[tuple[str, list[str]]]]:
+        if batch is self._open[0]:
+            self._open[0] = _Batch()
+        if batch.future is None:
+            self._sent[0] += 1
+        return batch.send()
 
     def markdown(self, html: str | None, item: str, field: str, notes: list[Note]) -> str:
         """Vendor HTML as Markdown; what it loses becomes ``notes`` of the item. Ahead: a
@@ -34,17 +62,20 @@ class ParseContext:
             return html
         if self.ahead:
             token = f"\x00html:{next(self._tokens)}"
-            future = converters().submit(to_markdown, html)
-            self.pending[token] = (future, html, item, field, notes)
+            batch = self._open[0]
+            batch.htmls.append(html)
+            self.pending[token] = (batch, len(batch.htmls) - 1, html, item, field, notes)
+            if len(batch.htmls) >= CONVERT_BATCH:
+                self._send(batch)
             return token
         markdown, issues = to_markdown(html)
         notes.extend(Note(item, field, issue) for issue in issues)
         return markdown
 
     def _take(self, token: str) -> str:
-        future, html, item, field_, notes = self.pending.pop(token)
+        batch, index, html, item, field_, notes = self.pending.pop(token)
         try:
-            markdown, issues = future.result()
+            markdown, issues = self._send(batch).result()[index]
         except Exception:  # a converter process died: convert here instead
             markdown, issues = to_markdown(html)
         notes.extend(Note(item, field_, issue) for issue in issues)

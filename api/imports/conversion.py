@@ -12,9 +12,12 @@ import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from api.imports.html import to_markdown
 from api.search import searchable
 
 LOOKAHEAD = 128  # items parsed whose bodies may be converting at once, at most
+CONVERT_BATCH = 16  # bodies sent to a converter in one message (a message per body cost a
+# quarter of the converters' CPU in pickling, locks and pipes)
 # Converters yield the CPU to requests (of every org) when it is short: an import is batch
 # work, its readers' and writers' latency is not.
 NICENESS = 10
@@ -37,6 +40,11 @@ def converters() -> ProcessPoolExecutor:
                 initargs=(NICENESS,),
             )
         return _pool
+
+
+def markdown_of_each(htmls: list[str]) -> list[tuple[str, list[str]]]:
+    """``to_markdown`` of each body of a batch, in a converter process."""
+    return [to_markdown(html) for html in htmls]
 
 
 def words_of(texts: list[str]) -> list[str]:

@@ -70,3 +70,27 @@ def test_empty_and_plain_text_bodies() -> None:
     assert to_markdown("Just text, no tags") == ("Just text, no tags", [])
     markdown, _ = to_markdown("<html><head><title>T</title></head><body><p>Body</p></body></html>")
     assert markdown.endswith("Body")
+
+
+def test_bodies_converted_ahead_in_batches_come_back_in_order_with_their_notes() -> None:
+    """The parser's bodies go to the converter processes a batch at a time (fewer messages
+    than bodies); each item gets its own Markdown and its own notes, in order, also for the
+    batch still open when the items run out."""
+    from api.imports import context as contexts
+    from api.imports.items import QuestionItem
+
+    context = contexts.ParseContext("en", ahead=True)
+    count = contexts.CONVERT_BATCH * 2 + 3
+    items = []
+    for n in range(count):
+        notes: list[contexts.Note] = []
+        html = f"<p>Body <strong>{n}</strong></p>" + ("<iframe></iframe>" if n % 5 == 0 else "")
+        answer = context.markdown(html, f"item-{n}", "answer", notes)
+        items.append(QuestionItem(f"item-{n}", f"T{n}", answer, "published", notes=notes))
+    assert context.batches_sent() < count
+    done = list(context.resolved(iter(items)))
+    assert [item.answer for item in done] == [f"Body **{n}**" for n in range(count)]
+    for n, item in enumerate(done):
+        issues = [note.issue for note in item.notes]
+        assert issues == (["<iframe> removed (1): Markdown cannot hold it"] if n % 5 == 0 else [])
+    assert context.pending == {}
