@@ -100,11 +100,14 @@ def write_export(path: Path, articles: int) -> int:
 
 
 def rss_kb(pid: int) -> int:
-    """The RSS (kB) of ``pid`` and of its children (the converter processes of an import)."""
+    """The RSS (kB) of ``pid`` and of its children (the converter processes of an import,
+    multiprocessing's resource tracker), whichever of its threads started them (``/proc``
+    lists a child under the thread that made it)."""
     total = 0
     pids = [pid]
-    with suppress(OSError):
-        pids += [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        with suppress(OSError, ValueError):
+            pids += [int(p) for p in children.read_text().split()]
     for each in pids:
         with suppress(OSError, ValueError):
             for line in Path(f"/proc/{each}/status").read_text().splitlines():

@@ -42,3 +42,51 @@ async def test_faq_import_and_export(org: OrgClient, other_org: OrgClient, tmp_p
     bad.write_text("{")
     refused = await asyncio.to_thread(faq, "import", org.slug, str(bad), "--format", "zendesk")
     assert refused.returncode == 1 and "invalid JSON" in refused.stderr
+
+
+async def test_faq_import_runs_as_batch_work(org: OrgClient, tmp_path: Path) -> None:
+    """The command yields the CPU to the requests of every org: it runs at its converters'
+    niceness (seen in /proc while it imports), and still imports everything."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from api.imports.conversion import NICENESS
+
+    assert (
+        await asyncio.to_thread(faq, "orgs", "set-plan", org.slug, "ENTERPRISE")
+    ).returncode == 0
+    rows = ["title,answer,status"] + [f"Question {n},Answer {n},published" for n in range(3000)]
+    upload = tmp_path / "many.csv"
+    upload.write_text("\n".join(rows) + "\n")
+    command = [
+        sys.executable,
+        "-m",
+        "tasks.cli",
+        "import",
+        org.slug,
+        str(upload),
+        "--format",
+        "csv",
+    ]
+    running = subprocess.Popen(
+        command, env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    seen: set[int] = set()
+    while running.poll() is None:
+        try:
+            with open(f"/proc/{running.pid}/stat") as stat:
+                seen.add(int(stat.read().rsplit(")", 1)[1].split()[16]))  # field 19: nice
+        except (OSError, IndexError, ValueError):
+            pass
+        time.sleep(0.02)
+    assert running.returncode == 0
+    assert own_niceness() + NICENESS in seen, seen
+    assert json.loads(running.stdout.read() if running.stdout else b"")["counts"]["created"] == 3000
+
+
+def own_niceness() -> int:
+    import os
+
+    return os.nice(0)
