@@ -2,9 +2,10 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+WORKERS ?= 4  # pytest-xdist workers: most of a test's time is spent waiting (PostgreSQL, processes)
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install run test test-citus lint format bench clean
+.PHONY: install run test test-fast test-citus lint format bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,10 +18,20 @@ install: $(STAMP)
 run: install        ## embedded PostgreSQL + Redis, migrate, org `demo`, API + worker + scheduler (PORT=8080: another port)
 	$(BIN)/faq dev --bind 127.0.0.1:$(or $(PORT),8000)
 
-test: install       ## the whole suite against real (embedded) PostgreSQL and Redis
-	@# Debian's chromium for the /docs browser test (tests/api/test_docs_page.py); root in CI
+test: install       ## the whole suite, real (embedded) PostgreSQL and Redis per worker: in parallel, then the `serial` tests alone
+	@# Debian's chromium for the browser tests (tests/api/test_docs_page.py, the help center); root in CI
 	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
-	$(BIN)/pytest $(PYTEST_ARGS)
+	@# Both parts always run; either failing fails the target (5: the selection left one empty).
+	@status=0; start=$$(date +%s); \
+	$(BIN)/pytest -n $(WORKERS) -m 'not serial' $(PYTEST_ARGS) || status=$$?; \
+	middle=$$(date +%s); \
+	$(BIN)/pytest -m serial $(PYTEST_ARGS) || [ $$? -eq 5 ] || status=1; \
+	[ $$status -eq 5 ] && status=0; \
+	echo "make test: parallel part $$((middle - start)) s, serial part $$(($$(date +%s) - middle)) s"; \
+	exit $$status
+
+test-fast: install  ## the inner loop: every test not marked `slow` or `serial`, in parallel (under 3 minutes)
+	$(BIN)/pytest -n $(WORKERS) -m 'not slow and not serial' $(PYTEST_ARGS)
 
 test-citus: install ## the integration tests on a real Citus cluster (root; builds it once from ../shared/citus)
 	bash .ci/citus $(PYTEST_ARGS)

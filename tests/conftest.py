@@ -1,29 +1,51 @@
 """Session-wide real services, the app under test, and org fixtures.
 
-The embedded PostgreSQL and Redis start when this file is imported, before any module of
-the service is: settings and the Dramatiq broker read their URLs from the environment.
+Each pytest process that runs tests (the only one, or each ``pytest-xdist`` worker) starts its
+own embedded PostgreSQL and Redis in ``pytest_configure``, before any test module (and so any
+module of the service) is imported: settings and the Dramatiq broker read their URLs from the
+environment. The xdist controller only hands out files and starts nothing.
+
+How ``make test`` runs the suite (``tests/fixtures/scheduling.py``): the tests not marked
+``serial`` in parallel workers, files (and the packages in ``ONE_WORKER_PACKAGES``) kept on one
+worker, those marked ``slow`` first; then the ``serial`` ones in one process.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+from quart import Quart
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from billing.plans import Plan
+from tests.fixtures.orgs import OrgClient, make_org
+from tests.fixtures.scheduling import (
+    FileScheduling,
+    is_xdist_controller,
+    slow_files_first,
+)
 from tests.fixtures.services import Services
 
 _services = Services()
-_services.start()
 
-from collections.abc import AsyncIterator, Awaitable, Callable  # noqa: E402
-from typing import Any  # noqa: E402
 
-import pytest  # noqa: E402
-from quart import Quart  # noqa: E402
-from sqlalchemy.ext.asyncio import AsyncEngine  # noqa: E402
-
-from billing.plans import Plan  # noqa: E402
-from tests.fixtures.orgs import OrgClient, make_org  # noqa: E402
+def pytest_configure(config: pytest.Config) -> None:
+    if not is_xdist_controller(config):
+        _services.start()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     _services.stop()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slow_files_first(items)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> FileScheduling:
+    return FileScheduling(config, log)
 
 
 @pytest.fixture(scope="session")

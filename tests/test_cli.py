@@ -8,7 +8,11 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
+
 from tests.fixtures.orgs import unique_slug
+
+pytestmark = pytest.mark.slow
 
 
 def faq(*args: str) -> subprocess.CompletedProcess[str]:

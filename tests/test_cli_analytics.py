@@ -8,6 +8,7 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from quart import Quart
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -15,6 +16,8 @@ from tests.api.analytics.test_aggregation import add_searches, aggregate, cast_v
 from tests.api.helpcenter.helpers import enable, question
 from tests.fixtures.orgs import OrgClient
 from tests.test_cli import faq
+
+pytestmark = pytest.mark.slow
 
 BARS = "▁▂▃▄▅▆▇█"
 

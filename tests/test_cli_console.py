@@ -25,6 +25,8 @@ import structlog
 from tenancy.embedded import free_port
 from tenancy.process_logging import drop_idle_jobs
 
+pytestmark = pytest.mark.slow
+
 FAQ = [sys.executable, "-m", "tasks.cli"]
 CONSOLE_LINE = re.compile(
     r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \[(debug|info|warning|error|critical) *\] \S"

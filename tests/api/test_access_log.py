@@ -12,7 +12,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tenancy.embedded import free_port
+
+pytestmark = pytest.mark.slow
 
 FIELDS = {"event", "method", "route", "status", "duration_ms", "request_id", "level", "timestamp"}
 

@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from tests.fixtures.bounded import fetch as fetch_as_sent
 from tests.fixtures.live_server import LiveServer, live_server  # noqa: F401
+
+pytestmark = pytest.mark.slow
 
 
 def fetch(url: str, **kw: Any) -> tuple[int, dict[str, str], bytes]:

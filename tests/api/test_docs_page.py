@@ -15,6 +15,8 @@ from playwright.sync_api import Request, sync_playwright
 
 from tests.fixtures.live_server import LiveServer, live_server  # noqa: F401
 
+pytestmark = pytest.mark.slow
+
 RESOURCES = ("categories", "questions", "webhooks", "billing", "settings", "translations")
 
 

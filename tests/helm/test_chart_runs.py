@@ -35,6 +35,8 @@ from tests.helm.rendering import (
     render,
 )
 
+pytestmark = pytest.mark.slow
+
 IMAGE_VENV_BIN = "/opt/venv/bin"
 SCHEDULER_LOCK = "faq:scheduler:lock"
 

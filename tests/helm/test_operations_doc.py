@@ -15,6 +15,8 @@ from tenancy.embedded import free_port
 from tests.helm.processes import LOCAL_FAQ, http, processes
 from tests.helm.rendering import REPO
 
+pytestmark = pytest.mark.slow
+
 OPERATIONS = REPO / "docs" / "operations.md"
 LOCAL_PYTHON = str(REPO / ".venv" / "bin" / "python")
 

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from tests.fixtures.live_server import LiveServer, live_server  # noqa: F401
+
+pytestmark = pytest.mark.slow
 
 MAX_EXAMPLES = 10
 # These two call Stripe, which is not reachable from here; tests/billing covers them against a

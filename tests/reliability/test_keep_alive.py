@@ -10,9 +10,13 @@ import argparse
 import http.client
 import time
 
+import pytest
+
 from tasks.cli.processes import hypercorn_config
 from tenancy.settings import Settings
 from tests.fixtures.bounded import api_process
+
+pytestmark = pytest.mark.slow
 
 PAUSE_SECONDS = 6.0  # past Hypercorn's default of 5 s
 PAUSES = 3

@@ -39,6 +39,8 @@ from tests.fixtures.bounded import (
 )
 from tests.fixtures.orgs import OrgClient, make_org
 
+pytestmark = pytest.mark.serial
+
 DEFAULT_MAX_BODY = 1_048_576  # FAQ_MAX_BODY_BYTES's default (tenancy/settings.py)
 
 

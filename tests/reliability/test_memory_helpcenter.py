@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -41,6 +42,8 @@ from tests.fixtures.bounded import (
     fetch,
 )
 from tests.fixtures.orgs import OrgClient
+
+pytestmark = pytest.mark.serial
 
 SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 XHTML = "{http://www.w3.org/1999/xhtml}"

@@ -11,8 +11,12 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tenancy.embedded import free_port
 from tests.fixtures.orgs import unique_slug
+
+pytestmark = pytest.mark.slow
 
 
 def _faq(*args: str) -> str:

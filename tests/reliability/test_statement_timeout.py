@@ -64,6 +64,7 @@ async def test_a_statement_past_the_timeout_is_a_clean_503(
     assert r.status_code == 200, await r.get_json()
 
 
+@pytest.mark.serial  # a bound on time: run with the machine to itself
 async def test_a_slow_read_is_cut_at_the_timeout(impatient_app: Quart, engine: AsyncEngine) -> None:
     """The timeout bounds the time a request holds a connection: the 503 comes near it."""
     client: Any = impatient_app.test_client()

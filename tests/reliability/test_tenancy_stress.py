@@ -6,8 +6,12 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
+
 from tests.conftest import OrgFactory
 from tests.fixtures.orgs import OrgClient
+
+pytestmark = pytest.mark.slow
 
 ORGS = 50
 ROUNDS = 6

@@ -14,6 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -23,6 +24,8 @@ from tenancy.clock import utcnow
 from tenancy.db import tenant_session
 from tenancy.ids import new_id
 from tests.fixtures.orgs import OrgClient
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 HOOK = {"url": "https://127.0.0.1:9/hook", "events": ["category.created"]}

@@ -9,9 +9,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import redis
 
 from tasks.scheduler import LOCK_NAME
+
+pytestmark = pytest.mark.slow
 
 
 def start_scheduler(log: Path) -> subprocess.Popen[bytes]:

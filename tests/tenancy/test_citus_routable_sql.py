@@ -39,6 +39,8 @@ from tenancy.transactions import commit
 from tests.fixtures.orgs import OrgClient
 from tests.tenancy.citus_rules import is_write, refusals
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def sent() -> Iterator[list[str]]:

@@ -113,6 +113,7 @@ async def test_new_tenant_migration_reaches_every_existing_org(
     assert await migrate_tenants(fresh_database, tree=extended) == []
 
 
+@pytest.mark.serial  # a bound on time: run with the machine to itself
 async def test_org_creation_is_fast_and_complete(fresh_database: AsyncEngine) -> None:
     started = time.perf_counter()
     org = await create_org(fresh_database, "quick", "Quick Ltd", Plan.PRO)

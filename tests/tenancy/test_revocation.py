@@ -156,6 +156,7 @@ async def first_refusal(org: OrgClient, scope: str, seconds: float) -> float:
     return float("inf")
 
 
+@pytest.mark.serial  # a bound on time: run with the machine to itself
 async def test_revocation_is_seen_within_a_second_when_the_listener_goes_silent(
     proxy: SilencingProxy, engine: AsyncEngine
 ) -> None:

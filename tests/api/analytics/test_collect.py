@@ -25,6 +25,8 @@ from tests.api.analytics.test_recording import hc_open, hc_search, reader
 from tests.api.helpcenter.helpers import enable, question
 from tests.fixtures.orgs import OrgClient
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 async def parcel(org: OrgClient) -> dict[str, Any]:

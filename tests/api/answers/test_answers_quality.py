@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from bench.answers_quality import Ranked, evaluate, faq_entries, load_set
 from tasks.embeddings import backfill_org
 from tests.fixtures.orgs import OrgClient
+
+pytestmark = pytest.mark.slow
 
 
 async def load_faq(org: OrgClient) -> dict[str, str]:

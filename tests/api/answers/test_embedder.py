@@ -217,6 +217,7 @@ async def test_wordllama_puts_a_paraphrase_near_its_question() -> None:
     assert serves(embedder, "en-GB") and not serves(embedder, "de")
 
 
+@pytest.mark.serial  # a bound on time: run with the machine to itself
 def test_a_query_embedding_costs_well_under_2_ms_of_cpu() -> None:
     embedder = WordLlamaEmbedder()
     embedder.embed_sync(["warm up"])

@@ -27,6 +27,8 @@ from tests.api.answers.embeddings_server import API_KEY, EmbeddingsServer
 from tests.api.questions.helpers import create
 from tests.fixtures.orgs import OrgClient
 
+pytestmark = pytest.mark.slow
+
 
 async def stored(engine: AsyncEngine, org: OrgClient) -> dict[tuple[str, str, str], str]:
     """(question id, locale, model) -> content hash of the org's embeddings."""

@@ -26,6 +26,8 @@ from tests.billing.conftest import StripeSender, billing_app, subscription_event
 from tests.fixtures.orgs import OrgClient, unique_slug
 from tests.fixtures.stripe_api import stripe_api_server
 
+pytestmark = pytest.mark.slow
+
 __all__ = ["billing_app", "stripe_api_server"]
 
 HOOK_URL = "https://127.0.0.1:9/audit-hook"

@@ -22,6 +22,8 @@ from tests.fixtures.orgs import OrgClient
 from tests.fixtures.receiver import WORKER_ENV, Process
 from tests.fixtures.services import Services
 
+pytestmark = pytest.mark.serial
+
 VISIBLE_WITHIN = 2.0
 POLL = 0.05
 

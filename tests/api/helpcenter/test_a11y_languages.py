@@ -25,6 +25,8 @@ from api.helpcenter.favicon import png
 from tests.api.helpcenter.conftest import BrowserPage
 from tests.fixtures.live_server import LiveServer, live_server  # noqa: F401
 
+pytestmark = pytest.mark.slow
+
 LANGUAGES = ("en", "fr", "ar")
 # A heading in the page's language (an untranslated question keeps its own direction).
 HEADINGS = {"home": "#categories-title", "question": "#feedback-heading", "search": "main h1"}

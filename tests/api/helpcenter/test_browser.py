@@ -25,6 +25,8 @@ from playwright.sync_api import Page
 from tests.api.helpcenter.conftest import BrowserPage
 from tests.fixtures.live_server import LiveServer, live_server  # noqa: F401
 
+pytestmark = pytest.mark.slow
+
 SCRIPTED_ANSWER = (
     "Press **Reset**.\n\n<script>window.pwned=1</script>\n\n"
     '<img src=x onerror="window.pwned=2">\n\n[click me](javascript:window.pwned=3)\n\n'

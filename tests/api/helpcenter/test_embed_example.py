@@ -17,6 +17,8 @@ from tenancy.embedded import free_port
 from tests.api.helpcenter.test_feedback_browser import api
 from tests.fixtures.live_server import LiveServer, live_server  # noqa: F401
 
+pytestmark = pytest.mark.slow
+
 DOC = Path(__file__).resolve().parents[3] / "docs" / "help-center.md"
 
 

@@ -10,10 +10,14 @@ import re
 import urllib.request
 from typing import Any
 
+import pytest
+
 from tests.api.helpcenter.conftest import BrowserPage
 from tests.api.helpcenter.helpers import category, enable, question
 from tests.fixtures.live_server import LiveServer, live_server  # noqa: F401
 from tests.fixtures.orgs import OrgClient
+
+pytestmark = pytest.mark.slow
 
 ANSWER = (
     'Our logo: ![Acme logo](https://cdn.example.com/logo.png "The logo")\n\n'

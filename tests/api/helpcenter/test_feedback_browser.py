@@ -15,6 +15,8 @@ from playwright.sync_api import Browser, Page
 from tests.api.helpcenter.conftest import BrowserPage
 from tests.fixtures.live_server import LiveServer, live_server  # noqa: F401
 
+pytestmark = pytest.mark.slow
+
 THANKS = "Thank you for your feedback"
 
 

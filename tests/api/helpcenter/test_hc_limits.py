@@ -25,6 +25,8 @@ from tenancy.settings import get_settings
 from tests.api.helpcenter.helpers import enable
 from tests.fixtures.orgs import OrgClient, make_org, unique_slug
 
+pytestmark = pytest.mark.slow
+
 # Budgets of 2, 1, 4 and 2 requests a minute with bursts of 300 s worth: 10 pages and 5
 # searches per address, 20 pages and 10 searches per org at once, then one every 15-60 s (no
 # test runs that long).

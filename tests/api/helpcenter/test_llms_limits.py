@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -20,6 +21,8 @@ from tests.api.helpcenter.helpers import enable
 from tests.conftest import OrgFactory
 from tests.fixtures.bounded import api_process, fetch
 from tests.reliability.test_memory_helpcenter import assert_bounded, report
+
+pytestmark = pytest.mark.serial
 
 COUNT = 4_000
 _LONG_ANSWERS = """

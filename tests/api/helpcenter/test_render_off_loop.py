@@ -11,10 +11,14 @@ import asyncio
 import gc
 import time
 
+import pytest
+
 from api.helpcenter import render
 from tests.api.helpcenter.helpers import enable, question
 from tests.fixtures.orgs import OrgClient
 from tests.reliability.test_memory_helpcenter import LARGEST_ANSWER, SLOWEST_ANSWER
+
+pytestmark = pytest.mark.serial
 
 LOOP_GAP_BOUND_MS = 250.0  # the loop's longest pause while a hostile answer renders
 

@@ -32,6 +32,8 @@ from tenancy.redis import loop_client
 from tests.api.helpcenter.helpers import enable, question
 from tests.fixtures.orgs import OrgClient
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[3]
 
 

@@ -7,9 +7,13 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.api.imports.helpers import FIXTURES, all_questions
 from tests.fixtures.orgs import OrgClient
 from tests.test_cli import faq
+
+pytestmark = pytest.mark.slow
 
 
 async def test_faq_import_and_export(org: OrgClient, other_org: OrgClient, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from billing.plans import Plan
@@ -21,6 +22,8 @@ from tests.api.imports.helpers import (
 )
 from tests.conftest import OrgFactory
 from tests.fixtures.orgs import OrgClient
+
+pytestmark = pytest.mark.slow
 
 ZENDESK = fixture("zendesk.json")
 

@@ -9,6 +9,7 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 from mcp import Client
 
 from tests.api.helpcenter.helpers import enable, question
@@ -16,6 +17,8 @@ from tests.api.keys.helpers import make_public_key
 from tests.api.mcp.conftest import connect, mcp_url
 from tests.fixtures.bounded import ApiProcess
 from tests.fixtures.orgs import OrgClient
+
+pytestmark = pytest.mark.slow
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "agents.md"
 DOC_URL = "http://127.0.0.1:8000/mcp/demo"

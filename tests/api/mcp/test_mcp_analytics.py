@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from quart import Quart
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -16,6 +17,8 @@ from tests.api.keys.helpers import as_key, make_public_key
 from tests.api.mcp.conftest import connect, mcp_url
 from tests.fixtures.bounded import ApiProcess
 from tests.fixtures.orgs import OrgClient
+
+pytestmark = pytest.mark.slow
 
 
 async def searches(org: OrgClient, query: str = "") -> Any:

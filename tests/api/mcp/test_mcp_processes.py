@@ -17,6 +17,8 @@ from tests.api.mcp.conftest import connect, mcp_url
 from tests.fixtures.bounded import ApiProcess, api_process
 from tests.fixtures.orgs import OrgClient
 
+pytestmark = pytest.mark.slow
+
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

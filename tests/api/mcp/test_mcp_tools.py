@@ -16,6 +16,8 @@ from tests.api.mcp.conftest import connect, mcp_url
 from tests.fixtures.bounded import ApiProcess
 from tests.fixtures.orgs import OrgClient
 
+pytestmark = pytest.mark.slow
+
 
 async def faq(org: OrgClient) -> dict[str, Any]:
     """A help center with a published and a draft question about parcels."""

@@ -7,6 +7,7 @@ import json
 import time
 from typing import Any
 
+import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.api.audit.conftest import relayed_audit
@@ -15,6 +16,8 @@ from tests.api.members.helpers import make_member, member_actor, member_key
 from tests.api.questions.helpers import create
 from tests.fixtures.orgs import OrgClient
 from tests.test_cli import faq
+
+pytestmark = pytest.mark.slow
 
 
 async def test_scopes_never_exceed_the_role(org: OrgClient) -> None:

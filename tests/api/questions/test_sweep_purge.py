@@ -28,6 +28,8 @@ from tenancy.clock import iso, utcnow
 from tenancy.db import shared_session, tenant_session
 from tests.api.questions.helpers import create, default_category, events, question_events
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[3]
 PAST = "2020-01-01T00:00:00.000Z"
 FUTURE = "2099-01-01T00:00:00.000Z"

@@ -18,7 +18,7 @@ from tests.api.webhooks.conftest import create_webhook
 from tests.fixtures.orgs import OrgClient
 from tests.fixtures.receiver import Receiver
 
-pytestmark = pytest.mark.usefixtures("processes")
+pytestmark = [pytest.mark.serial, pytest.mark.usefixtures("processes")]
 
 WEBHOOKS = 10
 

@@ -16,7 +16,7 @@ import stripe
 from tests.api.webhooks.conftest import create_webhook, deliveries_of, wait_until
 from tests.fixtures.receiver import Answer, Endpoint, Processes, Receiver
 
-pytestmark = pytest.mark.usefixtures("processes")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("processes")]
 
 CATEGORY_EVENTS = ["category.created", "category.updated", "category.deleted"]
 

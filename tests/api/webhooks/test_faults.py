@@ -17,7 +17,7 @@ from tests.api.webhooks.conftest import create_webhook
 from tests.fixtures.receiver import Answer, Endpoint, Processes, Receiver
 from tests.fixtures.services import Services
 
-pytestmark = pytest.mark.usefixtures("processes")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("processes")]
 
 
 def created_category_ids(endpoint: Endpoint) -> Counter[str]:

@@ -28,7 +28,7 @@ from tests.api.webhooks.conftest import create_webhook, deliveries_of
 from tests.fixtures.orgs import OrgClient
 from tests.fixtures.receiver import Endpoint
 
-pytestmark = pytest.mark.usefixtures("processes")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("processes")]
 
 PAYLOAD_MIGRATION = "0005_delivery_payload_once.py"
 

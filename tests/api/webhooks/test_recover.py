@@ -14,7 +14,7 @@ from tests.api.webhooks.conftest import create_webhook, deliveries_of, wait_unti
 from tests.fixtures.orgs import OrgClient
 from tests.fixtures.receiver import Answer, Receiver
 
-pytestmark = pytest.mark.usefixtures("processes")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("processes")]
 
 
 async def settled(org: OrgClient, webhook_id: str, count: int) -> list[dict[str, Any]]:

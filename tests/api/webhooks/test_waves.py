@@ -13,7 +13,7 @@ from tests.api.webhooks.conftest import create_webhook
 from tests.fixtures.orgs import OrgClient
 from tests.fixtures.receiver import Answer, Receiver
 
-pytestmark = pytest.mark.usefixtures("processes")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("processes")]
 
 LIMIT = 3  # FAQ_WEBHOOK_MAX_IN_FLIGHT of the test worker (tests/fixtures/receiver.py)
 
