@@ -109,7 +109,7 @@ class FaqOpenAPIProvider(OpenAPIProvider):
         for path, operations in schema["paths"].items():
             for operation in operations.values():
                 operation.setdefault("tags", [tag_of(path)])
-            _xliff_bodies(path, operations)
+            _file_bodies(path, operations)
             document_export(path, operations)
             document_conditional(path, operations, marked)  # issue 30
             for method, operation in operations.items():
@@ -149,10 +149,24 @@ def _request_example(
 
 
 XLIFF = {"application/xliff+xml": {"schema": {"type": "string", "format": "binary"}}}
+ZIP = {"application/zip": {"schema": {"type": "string", "format": "binary"}}}
 
 
-def _xliff_bodies(path: str, operations: dict[str, Any]) -> None:
-    """The translation files travel as XLIFF documents, not JSON."""
+def _file_bodies(path: str, operations: dict[str, Any]) -> None:
+    """The files that travel as themselves, not JSON: translations as XLIFF documents, an
+    export's bundle as a zip."""
+    if "/exports/" in path and path.endswith("/download") and "get" in operations:
+        operations["get"].setdefault("responses", {})["200"] = {
+            "description": "The export's bundle: a zip of NDJSON files with their JSON Schema, "
+            "streamed (`Content-Disposition: attachment`)",
+            "headers": {
+                "Content-Disposition": {
+                    "schema": {"type": "string"},
+                    "description": 'attachment; filename="{org}-{exportId}.zip"',
+                }
+            },
+            "content": ZIP,
+        }
     if path.endswith("/translations/export") and "get" in operations:
         operations["get"].setdefault("responses", {})["200"] = {
             "description": "An XLIFF 1.2 document",

@@ -67,6 +67,15 @@ def import_upload_bytes(plan: Plan) -> int:
     return IMPORT_UPLOAD_BYTES[plan]
 
 
+# What an import's archive may inflate to, all members together (issue 42): this many times
+# the plan's upload limit (text deflates 3 to 20 times; our own export bundles about 5).
+INFLATE_RATIO = 8
+
+
+def import_inflated_bytes(plan: Plan) -> int:
+    return import_upload_bytes(plan) * INFLATE_RATIO
+
+
 def caps_for(plan: Plan) -> Caps:
     return CAPS[plan]
 

@@ -11,6 +11,11 @@ locale (else in its language: ``fr`` for ``fr-CA``), else the catalog of the loc
 its language), else English. A template calls ``_("Search the help center")``, with
 ``%(name)s`` placeholders filled by keyword (``_("Results for “%(q)s”", q=q)``): the result
 is escaped text unless it came back as ``Markup``.
+
+A label is a template an org may write (issue 42), so it is never given to Python's ``%``
+operator: ``substitute`` replaces only ``%(name)s`` (no width, precision or other conversion)
+and ``%%``; ``template_problem`` is the check ``PATCH /settings`` makes of an override, which
+may use only its own label's placeholders.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import gettext
 import hashlib
 import io
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +101,43 @@ LABELS: dict[str, str] = {
 KEY_OF = {text: key for key, text in LABELS.items()}
 MAX_OVERRIDE = 200  # characters of one overridden label
 
+# ``%%``, ``%(name)s``, or a ``%`` that starts neither (``%(q)50s``, ``%d``, ``100%``).
+_TOKEN = re.compile(r"%(?:%|\((?P<name>[A-Za-z_]\w*)\)s)?")
+
+
+def placeholders(key: str) -> frozenset[str]:
+    """The names a label's English text fills (``resultsFor``: ``{"q"}``)."""
+    return frozenset(m["name"] for m in _TOKEN.finditer(LABELS[key]) if m["name"])
+
+
+def template_problem(key: str, text: str) -> str | None:
+    """Why ``text`` cannot override label ``key`` (None if it can): each ``%`` must start
+    ``%%`` or one of the label's own ``%(name)s``."""
+    allowed = placeholders(key)
+    for match in _TOKEN.finditer(text):
+        name = match["name"]
+        if match[0] == "%":
+            shown = text[match.start() : match.start() + 12]
+            hint = ", ".join(f"%({n})s" for n in sorted(allowed)) or "no placeholder"
+            return f"{shown!r} is not a placeholder: this label takes {hint}; write %% for %"
+        if name is not None and name not in allowed:
+            return f"%({name})s is not a placeholder of this label"
+    return None
+
+
+def substitute(template: str, values: Mapping[str, Any]) -> str:
+    """``template`` with ``%(name)s`` replaced by ``values[name]`` (as text) and ``%%`` by
+    ``%``; anything else is kept as written. Never Python's ``%``: the output is at most the
+    template's length plus one value per placeholder written."""
+
+    def one(match: re.Match[str]) -> str:
+        name = match["name"]
+        if name is None:
+            return "%" if match[0] == "%%" else match[0]
+        return str(values[name]) if name in values else match[0]
+
+    return _TOKEN.sub(one, template)
+
 
 @dataclass(frozen=True)
 class Catalog:
@@ -165,15 +208,10 @@ class Labels:
 
     def __call__(self, english: str, **values: Any) -> str:
         out = self.text(english)
-        if not values:
-            return out
         # Text put in a label (a query) is isolated from the label's direction (Unicode's
         # first strong isolate): an English query in an Arabic sentence keeps its own order.
         isolated = {k: f"\u2068{v}\u2069" if isinstance(v, str) else v for k, v in values.items()}
-        try:
-            return out % isolated
-        except (KeyError, ValueError, TypeError):  # an override without the placeholder
-            return out
+        return substitute(out, isolated)
 
 
 ENGLISH = Labels("en")

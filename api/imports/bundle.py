@@ -53,7 +53,7 @@ def _source(obj: dict[str, Any], key: str = "id") -> str | None:
 
 
 def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
-    archive = open_zip(file)
+    archive = open_zip(file, ctx.inflate_limit)
     if "manifest.json" not in archive.namelist():
         raise MalformedUpload("no manifest.json: not a bundle of this service")
     try:

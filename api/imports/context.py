@@ -9,9 +9,15 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from api.imports.conversion import CONVERT_BATCH, LOOKAHEAD, converters, markdown_of_each
-from api.imports.html import to_markdown
-from api.imports.items import Item, Note, QuestionItem, TranslationItem
+from api.imports.conversion import (
+    CONVERT_BATCH,
+    LOOKAHEAD,
+    Converted,
+    convert,
+    converters,
+    markdown_of_each,
+)
+from api.imports.items import Invalid, Item, Note, QuestionItem, TranslationItem
 
 __all__ = ["CONVERT_BATCH", "Note", "ParseContext", "parents_first"]
 
@@ -21,9 +27,9 @@ class _Batch:
     """Bodies sent to a converter together (once full, or when one of them is due)."""
 
     htmls: list[str] = field(default_factory=list)
-    future: Future[list[tuple[str, list[str]]]] | None = None
+    future: Future[list[Converted]] | None = None
 
-    def send(self) -> Future[list[tuple[str, list[str]]]]:
+    def send(self) -> Future[list[Converted]]:
         if self.future is None:
             self.future = converters().submit(markdown_of_each, self.htmls)
         return self.future
@@ -32,9 +38,26 @@ class _Batch:
 Pending = tuple[_Batch, int, str, str, str, list[Note]]
 
 
+class _Unconvertible(Exception):
+    def __init__(self, field: str, issue: str) -> None:
+        super().__init__(issue)
+        self.field, self.issue = field, issue
+
+
+def _kept(converted: Converted, item: str, field: str, notes: list[Note]) -> str:
+    """The Markdown of a converted body, its issues added to ``notes``; ``_Unconvertible``
+    if it failed."""
+    markdown, issues = converted
+    if markdown is None:
+        raise _Unconvertible(field, issues[0])
+    notes.extend(Note(item, field, issue) for issue in issues)
+    return markdown
+
+
 @dataclass(frozen=True)
 class ParseContext:
     default_locale: str  # the org's: a translation into it is the resource itself
+    inflate_limit: int  # bytes an archive may inflate to (``billing.plans.import_inflated_bytes``)
     convert: bool = True  # False: a syntax check only (the request's), no HTML conversion
     # True: bodies convert in the converter processes; read the items through ``resolved``.
     ahead: bool = False
@@ -46,7 +69,7 @@ class ParseContext:
     def batches_sent(self) -> int:
         return self._sent[0]
 
-    def _send(self, batch: _Batch) -> Future[list[tuple[str, list[str]]]]:
+    def _send(self, batch: _Batch) -> Future[list[Converted]]:
         if batch is self._open[0]:
             self._open[0] = _Batch()
         if batch.future is None:
@@ -68,27 +91,37 @@ class ParseContext:
             if len(batch.htmls) >= CONVERT_BATCH:
                 self._send(batch)
             return token
-        markdown, issues = to_markdown(html)
-        notes.extend(Note(item, field, issue) for issue in issues)
-        return markdown
+        return _kept(convert(html), item, field, notes)
 
     def _take(self, token: str) -> str:
         batch, index, html, item, field_, notes = self.pending.pop(token)
         try:
-            markdown, issues = self._send(batch).result()[index]
+            converted = self._send(batch).result()[index]
         except Exception:  # a converter process died: convert here instead
-            markdown, issues = to_markdown(html)
-        notes.extend(Note(item, field_, issue) for issue in issues)
-        return markdown
+            converted = convert(html)
+        return _kept(converted, item, field_, notes)
 
     def _finish(self, item: Any) -> Item:
-        if isinstance(item, QuestionItem) and item.answer in self.pending:
-            item.answer = self._take(item.answer)
-        elif isinstance(item, TranslationItem):
-            for key, value in item.fields.items():
-                if isinstance(value, str) and value in self.pending:
-                    item.fields[key] = self._take(value)
+        """The item with its Markdown; ``Invalid`` (a failed item of the report) if a body of
+        it could not be converted."""
+        try:
+            if isinstance(item, QuestionItem) and item.answer in self.pending:
+                item.answer = self._take(item.answer)
+            elif isinstance(item, TranslationItem):
+                for key, value in item.fields.items():
+                    if isinstance(value, str) and value in self.pending:
+                        item.fields[key] = self._take(value)
+        except _Unconvertible as failed:
+            self._drop(item)
+            return Invalid(item.source, failed.field, failed.issue)
         return item  # type: ignore[no-any-return]
+
+    def _drop(self, item: Any) -> None:
+        """Forget the item's other bodies still pending (they will not be asked for)."""
+        values = [item.answer] if isinstance(item, QuestionItem) else list(item.fields.values())
+        for value in values:
+            if isinstance(value, str):
+                self.pending.pop(value, None)
 
     def resolved(self, items: Iterator[Item]) -> Iterator[Item]:
         """``items`` in order, each with its Markdown, read up to ``LOOKAHEAD`` ahead."""

@@ -42,9 +42,21 @@ def converters() -> ProcessPoolExecutor:
         return _pool
 
 
-def markdown_of_each(htmls: list[str]) -> list[tuple[str, list[str]]]:
-    """``to_markdown`` of each body of a batch, in a converter process."""
-    return [to_markdown(html) for html in htmls]
+Converted = tuple[str | None, list[str]]  # (Markdown, issues); None: failed, issues[0] says why
+
+
+def convert(html: str) -> Converted:
+    """``to_markdown(html)``, a failure kept to its body (issue 42: one article's HTML that the
+    converter could not read failed the whole job, half of it written)."""
+    try:
+        return to_markdown(html)
+    except Exception as exc:  # any converter failure is this body's, reported with its item
+        return None, [f"its HTML cannot be converted ({type(exc).__name__}: {exc})"[:300]]
+
+
+def markdown_of_each(htmls: list[str]) -> list[Converted]:
+    """``convert`` of each body of a batch, in a converter process."""
+    return [convert(html) for html in htmls]
 
 
 def words_of(texts: list[str]) -> list[str]:

@@ -32,6 +32,7 @@ UNREPRESENTABLE = (
 )
 _OPTIONS = html_to_markdown.ConversionOptions(heading_style="atx", bullets="-", compact_tables=True)
 _BLANK_LINES = re.compile(r"\n{3,}")
+_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
 # The converter folds a no-break space into a space; the source meant it (``50&nbsp;€``), so
 # it crosses the converter as a private-use character (unless the text holds one already).
 _NBSP, _KEPT = "\xa0", "\ue000"
@@ -59,7 +60,10 @@ def to_markdown(html: str) -> tuple[str, list[str]]:
     """``html`` as Markdown, and one issue per kind of content that was left out."""
     if not html.strip():
         return "", []
-    root = lxml.html.document_fromstring(html)
+    try:  # the text is decoded already: a declaration of its bytes' encoding means nothing
+        root = lxml.html.document_fromstring(_DECLARATION.sub("", html))
+    except etree.ParserError:  # nothing but comments or processing instructions: no content
+        return "", []
     removed, spanning = _checked(root)
     issues = [
         f"<{name}> removed ({removed[name]}): Markdown cannot hold it"

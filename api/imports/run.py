@@ -28,6 +28,7 @@ from api.imports.service import (
 from api.imports.upload import UploadReader, chunk_fetcher, drop_upload, parse_in_thread
 from api.imports.writer import Writer
 from api.jobs import JobOrgContext, claim_queued, org_context, schema_of
+from billing.plans import Plan, import_inflated_bytes
 from tenancy.audit import AUDIT_EVENT
 from tenancy.clock import utcnow
 from tenancy.db import tenant_session
@@ -143,7 +144,9 @@ class Run:
             chunk_fetcher(self.engine, self.org.schema_name, self.job.id),
             self.job.size_bytes,
         )
-        context = ParseContext(self.org.default_locale, ahead=True)
+        context = ParseContext(
+            self.org.default_locale, import_inflated_bytes(Plan(self.org.plan)), ahead=True
+        )
         dry = self.session() if self.job.dry_run else None
         try:
             batch: list[Item] = []

@@ -17,6 +17,7 @@ from api.imports.formats import FORMATS
 from api.imports.models import Import, ImportChunk
 from api.imports.report import OUTCOMES
 from api.imports.upload import UploadReader, drop_upload, parse_in_thread, store_upload
+from billing.plans import Plan, import_inflated_bytes
 from tenancy.clock import iso, utcnow
 from tenancy.context import OrgContext
 from tenancy.ids import new_id
@@ -121,7 +122,7 @@ async def create_import(
     await session.flush()
     size = await store_upload(session, import_id, body, limit)
     reader = UploadReader(asyncio.get_running_loop(), session_fetcher(session, import_id), size)
-    context = ParseContext(org.default_locale, convert=False)
+    context = ParseContext(org.default_locale, import_inflated_bytes(Plan(org.plan)), convert=False)
     async for _item in parse_in_thread(reader, lambda file: fmt.parse(file, context)):
         pass  # a MalformedUpload raised here is the 400; the transaction rolls back
     await session.execute(update(Import).where(Import.id == import_id).values(size_bytes=size))

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from api.errors import ValidationFailed, field_error
-from api.helpcenter.i18n import LABELS, MAX_OVERRIDE
+from api.helpcenter.i18n import LABELS, MAX_OVERRIDE, template_problem
 from api.locales import canonical_tag
 
 FIELD = "helpCenter"
@@ -228,6 +228,9 @@ def _labels(value: Any) -> dict[str, dict[str, str]]:
             if canonical is None:
                 raise _refuse(f"labels.{key}", f"unknown locale {str(tag)[:35]!r}")
             kept = _text(f"labels.{key}.{canonical}", text, MAX_OVERRIDE)
+            problem = template_problem(key, kept) if kept else None
+            if problem is not None:
+                raise _refuse(f"labels.{key}.{canonical}", problem)
             if kept:
                 texts[canonical] = kept
         if texts:

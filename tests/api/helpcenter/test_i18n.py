@@ -188,6 +188,14 @@ async def test_an_org_overrides_labels_per_locale(org: OrgClient) -> None:
         ({"searchLabel": {"en": "x" * 201}}, "helpCenter.labels.searchLabel.en"),
         ({"searchLabel": {"en": 3}}, "helpCenter.labels.searchLabel.en"),
         ([], "helpCenter.labels"),
+        # Issue 42: an override is a template of its own label's placeholders, nothing more.
+        ({"resultsFor": {"en": "%(q)50000000s"}}, "helpCenter.labels.resultsFor.en"),
+        ({"resultsFor": {"en": "%(q)2000000000s"}}, "helpCenter.labels.resultsFor.en"),
+        ({"resultsFor": {"en": "%(q).5s"}}, "helpCenter.labels.resultsFor.en"),
+        ({"resultsFor": {"en": "%(q)r"}}, "helpCenter.labels.resultsFor.en"),
+        ({"resultsFor": {"en": "%(count)s results"}}, "helpCenter.labels.resultsFor.en"),
+        ({"resultCount": {"fr": "%d résultats"}}, "helpCenter.labels.resultCount.fr"),
+        ({"searchButton": {"en": "100% search"}}, "helpCenter.labels.searchButton.en"),
     ],
 )
 async def test_a_bad_override_is_refused_and_changes_nothing(
@@ -200,3 +208,34 @@ async def test_a_bad_override_is_refused_and_changes_nothing(
     assert error["code"] == "validation_failed"
     assert [d["field"] for d in error["details"]] == [field]
     assert (await (await org.get("/settings")).get_json())["data"] == before
+
+
+async def test_an_override_fills_only_its_own_placeholders(org: OrgClient) -> None:
+    """Issue 42: ``%%`` is a percent sign, ``%(q)s`` the query (isolated), each as often as
+    written; the page stays the size of the label, whatever the query."""
+    labels = {
+        "resultsFor": {"en": "100%% sure: %(q)s, %(q)s"},
+        "searchButton": {"en": "Go 100%%"},
+    }
+    await enable(org, labels=labels)
+    r = await org.client.get(f"/hc/{org.slug}/en/search", query_string={"q": "refund"})
+    assert r.status_code == 200
+    texts = texts_of(await r.get_data(as_text=True))
+    assert "100% sure: \u2068refund\u2069, \u2068refund\u2069" in texts
+    assert "Go 100%" in texts
+    assert (await (await org.get("/settings")).get_json())["data"]["helpCenter"]["labels"] == (
+        labels
+    )
+
+
+def test_a_stored_template_is_never_given_to_the_percent_operator() -> None:
+    """An override stored before the check (or written to the row by hand) renders as
+    written: no width is ever applied."""
+    from api.helpcenter.i18n import Labels, substitute, template_problem
+
+    hostile = Labels("en", {"resultsFor": {"en": "%(q)2000000000s %(q)s %d %%"}})
+    out = hostile("Results for “%(q)s”", q="refund")
+    assert out == "%(q)2000000000s \u2068refund\u2069 %d %"
+    assert substitute("%(a)s%(b)s%%%", {"a": 1}) == "1%(b)s%%"
+    assert template_problem("resultsFor", "Résultats pour « %(q)s »") is None
+    assert template_problem("resultsFor", "%(q)5s") is not None

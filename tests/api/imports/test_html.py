@@ -79,7 +79,7 @@ def test_bodies_converted_ahead_in_batches_come_back_in_order_with_their_notes()
     from api.imports import context as contexts
     from api.imports.items import QuestionItem
 
-    context = contexts.ParseContext("en", ahead=True)
+    context = contexts.ParseContext("en", 2**30, ahead=True)
     count = contexts.CONVERT_BATCH * 2 + 3
     items = []
     for n in range(count):

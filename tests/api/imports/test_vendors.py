@@ -114,4 +114,5 @@ async def test_markdown_folders_front_matter_and_translations(
     bad = _zip({"a.md": "---\ntitle: [unclosed\n---\nx\n"})
     r = await upload(org, "markdown", bad)
     assert r.status_code == 400
-    assert "a.md: front matter is not YAML" in (await r.get_json())["error"]["details"][0]["issue"]
+    issue = (await r.get_json())["error"]["details"][0]["issue"]
+    assert "a.md line 2, column 17: front matter is not YAML" in issue  # the file's line
