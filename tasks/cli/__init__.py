@@ -54,6 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument(
         "--threads", type=int, default=int(os.environ.get("FAQ_WORKER_THREADS", "8"))
     )
+    worker.add_argument(
+        "--shutdown-seconds",
+        type=float,
+        default=float(os.environ.get("FAQ_WORKER_SHUTDOWN_SECONDS", "30")),
+        help="on SIGTERM, how long in-flight messages may finish (default 30; the chart: its "
+        "grace period less 10)",
+    )
     worker.set_defaults(func=cmd_worker)
 
     sub.add_parser("scheduler", help="enqueue periodic jobs").set_defaults(func=cmd_scheduler)

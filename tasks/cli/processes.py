@@ -81,6 +81,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
         str(args.processes),
         "--threads",
         str(args.threads),
+        "--worker-shutdown-timeout",
+        str(int(args.shutdown_seconds * 1000)),
         "--skip-logging",
     ]
     parsed = make_argument_parser().parse_args(argv)  # type: ignore[no-untyped-call]

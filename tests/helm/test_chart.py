@@ -285,10 +285,11 @@ def test_a_grace_period_too_short_for_the_drain_fails_the_render() -> None:
 def test_worker_and_scheduler_commands(manifests: list[Manifest]) -> None:
     worker = only_container(find(manifests, "Deployment", "faq-worker"))
     assert worker["args"][0] == "worker"
-    assert worker["args"][1::2] == ["--processes", "--threads"]
-    assert (
-        pod_spec(find(manifests, "Deployment", "faq-worker"))["terminationGracePeriodSeconds"] >= 30
-    )
+    assert worker["args"][1::2] == ["--processes", "--threads", "--shutdown-seconds"]
+    grace = pod_spec(find(manifests, "Deployment", "faq-worker"))["terminationGracePeriodSeconds"]
+    assert grace >= 30
+    # In-flight messages get the grace period less 10 s: the process exits before SIGKILL.
+    assert float(worker["args"][6]) == grace - 10
     scheduler = find(manifests, "Deployment", "faq-scheduler")
     assert only_container(scheduler)["args"] == ["scheduler"]
     assert scheduler["spec"]["replicas"] == 1
