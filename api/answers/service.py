@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.answers import lexical, ranking, snippets, synonyms, vocabulary
 from api.answers.semantic_leg import EmbeddingsLeg
-from api.answers.terms import QueryTerms, analyse
+from api.answers.terms import NO_SYNONYMS, QueryTerms, analyse
 from api.answers.vocabulary import Vocabulary, VocabularyCache
 from api.errors import CategoryNotFound, ValidationFailed, field_error
 from api.questions import queries
@@ -88,7 +88,7 @@ async def stopwords_among(
 
 def checked_query(q: str) -> str:
     text = q.strip()
-    if not text or not analyse(text, None, frozenset(), None, []).words:
+    if not text or not analyse(text, None, frozenset(), None, NO_SYNONYMS).words:
         raise ValidationFailed(
             "q must name at least one word.", details=field_error("q", "has no word to search")
         )
@@ -119,10 +119,10 @@ async def category_ids(session: AsyncSession, ref: str) -> list[str]:
 async def terms_of(
     session: AsyncSession, q: str, locale: str, vocabulary: Vocabulary
 ) -> QueryTerms:
-    groups = await synonyms.groups_for(session, locale)
-    plain = analyse(q, None, frozenset(), None, [])
+    index = await synonyms.index_for(session, locale)
+    plain = analyse(q, None, frozenset(), None, NO_SYNONYMS)
     stop = await stopwords_among(session, plain.words, locale)
-    return analyse(q, locale, stop, vocabulary.corrector, groups)
+    return analyse(q, locale, stop, vocabulary.corrector, index)
 
 
 _vocabularies = VocabularyCache()

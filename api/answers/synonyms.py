@@ -10,6 +10,9 @@ searchable word; the number of groups per locale is capped by the plan
 
 from __future__ import annotations
 
+import asyncio
+from collections import OrderedDict
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -17,28 +20,78 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.answers.models import SynonymSet
-from api.answers.terms import words_of
+from api.answers.terms import NO_SYNONYMS, SynonymIndex, words_of
 from api.errors import ValidationFailed, field_error
 from api.search import fold
 from billing.errors import PlanLimitReached
 from billing.plans import Plan, caps_for
 from tenancy.clock import iso, utcnow
 from tenancy.context import OrgContext
-from tenancy.db import read_records
+from tenancy.db import org_path, read_records
 
 MAX_MEMBERS = 20
 MAX_MEMBER_CHARS = 100
 
-_GROUPS_SQL = "SELECT groups FROM synonyms WHERE locale = $1"
+_STAMP_SQL = "SELECT updated_at FROM synonyms WHERE locale = $1"
+_GROUPS_SQL = "SELECT groups, updated_at FROM synonyms WHERE locale = $1"
+INDEX_CACHE_BYTES = 32 * 2**20  # folded groups of every (org, locale), this process
+FOLD_ON_LOOP = 200  # groups folded on the event loop; more are folded in a thread
 
 
-async def groups_for(session: AsyncSession, locale: str) -> list[list[str]]:
-    """The groups of ``locale`` (one primary-key read), or none."""
+class SynonymIndexes:
+    """``(org schema, locale) -> (updated_at, SynonymIndex)``, at most ``max_bytes`` of
+    indexes (``SynonymIndex.size``); the least recently used go first. An entry serves while
+    the row's ``updated_at`` is the one it was folded from."""
+
+    def __init__(self, max_bytes: int = INDEX_CACHE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._entries: OrderedDict[tuple[str, str], tuple[datetime, SynonymIndex]] = OrderedDict()
+
+    def get(self, key: tuple[str, str], stamp: datetime) -> SynonymIndex | None:
+        held = self._entries.get(key)
+        if held is None or held[0] != stamp:
+            return None
+        self._entries.move_to_end(key)
+        return held[1]
+
+    def put(self, key: tuple[str, str], stamp: datetime, index: SynonymIndex) -> None:
+        old = self._entries.pop(key, None)
+        if old is not None:
+            self.bytes -= old[1].size
+        if index.size > self.max_bytes:
+            return
+        self._entries[key] = (stamp, index)
+        self.bytes += index.size
+        while self.bytes > self.max_bytes:
+            _, (_, evicted) = self._entries.popitem(last=False)
+            self.bytes -= evicted.size
+
+
+_indexes = SynonymIndexes()
+
+
+async def index_for(session: AsyncSession, locale: str) -> SynonymIndex:
+    """The org's synonym groups of ``locale``, folded: from this process's cache while the
+    row is unchanged (a read of its ``updated_at``), else read and folded again (off the
+    event loop when large)."""
+    rows = await read_records(session, _STAMP_SQL, locale)
+    if not rows:
+        return NO_SYNONYMS
+    key = (org_path(session), locale)
+    cached = _indexes.get(key, rows[0]["updated_at"])
+    if cached is not None:
+        return cached
     rows = await read_records(session, _GROUPS_SQL, locale)
     if not rows:
-        return []
-    groups = rows[0]["groups"]
-    return groups if isinstance(groups, list) else []
+        return NO_SYNONYMS
+    groups = rows[0]["groups"] if isinstance(rows[0]["groups"], list) else []
+    if len(groups) > FOLD_ON_LOOP:
+        index = await asyncio.to_thread(SynonymIndex.of, groups)
+    else:
+        index = SynonymIndex.of(groups)
+    _indexes.put(key, rows[0]["updated_at"], index)
+    return index
 
 
 def normalised(groups: list[list[str]]) -> list[list[str]]:

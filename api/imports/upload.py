@@ -69,9 +69,15 @@ async def drop_upload(session: AsyncSession, import_id: str) -> None:
     await session.execute(delete(ImportChunk).where(ImportChunk.import_id == import_id))
 
 
+class ParseStopped(Exception):
+    """Raised in the parser's thread by its next read once nobody waits for its items."""
+
+
 class UploadReader(io.RawIOBase):
     """The stored upload as a seekable binary file, for a parser in a thread: each missing
-    piece is fetched by ``fetch(seq)`` on ``loop`` (the thread waits, the loop runs on)."""
+    piece is fetched by ``fetch(seq)`` on ``loop`` (the thread waits, the loop runs on). Once
+    ``stop_reading`` was called, every read raises ``ParseStopped``: a parser that reads on
+    without producing an item (blank lines, a long value) stops at its next read."""
 
     def __init__(
         self,
@@ -85,6 +91,10 @@ class UploadReader(io.RawIOBase):
         self._pos = 0
         self._seq = -1
         self._piece = b""
+        self._stopped = False
+
+    def stop_reading(self) -> None:
+        self._stopped = True
 
     def readable(self) -> bool:
         return True
@@ -105,6 +115,8 @@ class UploadReader(io.RawIOBase):
         return self._pos
 
     def readinto(self, buffer: Any) -> int:
+        if self._stopped:
+            raise ParseStopped()
         if self._pos >= self._size:
             return 0
         seq, offset = divmod(self._pos, CHUNK_BYTES)
@@ -141,7 +153,8 @@ _DONE = object()
 
 async def parse_in_thread(reader: UploadReader, parser: Parser) -> AsyncGenerator[Item, None]:
     """The parser's items, parsed in a thread and handed over through a bounded queue (a
-    ``MalformedUpload`` it raises is raised here). Closing the iteration early stops it."""
+    ``MalformedUpload`` it raises is raised here). Closing the iteration early (the request's
+    client went away, the job was cancelled) stops the parser at its next item or read."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue(QUEUE_ITEMS)
     stop = False
@@ -155,6 +168,8 @@ async def parse_in_thread(reader: UploadReader, parser: Parser) -> AsyncGenerato
                 if stop:
                     return
                 put(item)
+        except ParseStopped:
+            return
         except Exception as exc:  # handed to the loop, raised there
             put(exc)
         put(_DONE)
@@ -170,6 +185,7 @@ async def parse_in_thread(reader: UploadReader, parser: Parser) -> AsyncGenerato
             yield value
     finally:
         stop = True
+        reader.stop_reading()
         while not task.done():  # let a blocked put finish
             while not queue.empty():
                 queue.get_nowait()

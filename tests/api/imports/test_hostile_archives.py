@@ -183,3 +183,12 @@ async def all_questions_of(org: OrgClient) -> list[dict[str, Any]]:
         cursor = body["meta"]["pagination"]["cursor"]
         if cursor is None:
             return found
+
+
+async def test_a_json_item_is_bounded_while_it_streams(org: OrgClient) -> None:
+    """The report's Zendesk file held one article of 2.7 million ``[]`` (5.6 s, 28 times the
+    upload in memory): the item stops at its bound, named by its place and id."""
+    hostile = {"id": 1001, "title": "Nested", "body": "<p>x</p>", "labels": [[]] * 20_000}
+    body = orjson.dumps({"articles": [{"id": 1000, "title": "Fine", "body": "<p>y</p>"}, hostile]})
+    message = await refused(org, "zendesk", body)
+    assert "articles[1] (id 1001): more than 10000 JSON values" in message, message
