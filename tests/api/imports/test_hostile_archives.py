@@ -192,3 +192,15 @@ async def test_a_json_item_is_bounded_while_it_streams(org: OrgClient) -> None:
     body = orjson.dumps({"articles": [{"id": 1000, "title": "Fine", "body": "<p>y</p>"}, hostile]})
     message = await refused(org, "zendesk", body)
     assert "articles[1] (id 1001): more than 10000 JSON values" in message, message
+
+
+async def test_a_json_syntax_error_names_its_line_column_and_article(org: OrgClient) -> None:
+    """The report: a malformed Zendesk file was "invalid JSON near byte 435"; a person needs
+    the line and the article."""
+    fine = b'{"id": 7, "title": "Fine", "body": "<p>x</p>"},\n' * 400
+    body = b'{"articles": [\n' + fine + b'{"id": 99, "title": "Broken" "body": ""}]}'
+    message = await refused(org, "zendesk", body)
+    # The column where the parser stopped: the end of the unexpected token ("body").
+    assert "invalid JSON at line 402, column 35, in articles[400] (id 99)" in message, message
+    message = await refused(org, "zendesk", b'{"articles": [{"id": 1, "title": "x",')
+    assert "line 1, column 38, in articles[0] (id 1): premature EOF" in message, message
