@@ -48,6 +48,7 @@ from api.pagination import CursorCodec
 from api.rate_limit import RateLimiter
 from api.response_cache import ResponseCache
 from api.schemas import pydantic_details
+from api.unread_bodies import UnreadBodies
 from api.v1 import api_v1, is_operation_on_item_route
 from billing.plans import IMPORT_UPLOAD_BYTES
 from tenancy.db import make_engine
@@ -352,10 +353,15 @@ def create_app(settings: Settings | None = None) -> Quart:
     register_error_handlers(app)
     drop_flask_template_processors(app)
     # ASGI middleware: a help-center request over its budgets is refused before Quart; the
-    # fast path (outermost) answers cached API reads.
+    # fast path answers cached API reads; ``UnreadBodies`` (outermost) drains what a refusal
+    # left unread.
     install_mcp(app, settings)  # /mcp/{org}: the MCP server of each org (POSTs only)
     app.asgi_app = HelpCenterLimits(app)  # type: ignore[method-assign]
     app.asgi_app = CachedReads(app)  # type: ignore[method-assign]
+    # Outermost: a response sent before its body was read keeps the connection usable.
+    app.asgi_app = UnreadBodies(  # type: ignore[method-assign]
+        app.asgi_app, settings.faq_max_body_bytes
+    )
 
     settings.require_secret_key()  # fail at start-up, not on the first request
     app.extensions["settings"] = settings
