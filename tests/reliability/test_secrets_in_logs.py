@@ -14,20 +14,9 @@ from pathlib import Path
 import pytest
 
 from tenancy.embedded import free_port
-from tests.fixtures.orgs import unique_slug
+from tests.fixtures.live_server import org_with_admin_key
 
 pytestmark = pytest.mark.slow
-
-
-def _faq(*args: str) -> str:
-    return subprocess.run(
-        [sys.executable, "-m", "tasks.cli", *args],
-        capture_output=True,
-        text=True,
-        env=os.environ.copy(),
-        timeout=60,
-        check=True,
-    ).stdout
 
 
 def _call(method: str, url: str, key: str, body: object | None = None) -> tuple[int, str]:
@@ -43,9 +32,7 @@ def _call(method: str, url: str, key: str, body: object | None = None) -> tuple[
 
 
 def test_logs_hold_no_keys_secrets_or_signatures(tmp_path: Path) -> None:
-    slug = unique_slug("logs")
-    _faq("orgs", "create", slug, "--plan", "PRO")
-    key = json.loads(_faq("keys", "create", slug, "--scopes", "admin", "--json"))["key"]
+    slug, key = org_with_admin_key("logs", "PRO")
     log_path = tmp_path / "api.log"
     port = free_port()
     env = {**os.environ, "FAQ_LOG_LEVEL": "DEBUG"}

@@ -204,3 +204,12 @@ async def test_a_json_syntax_error_names_its_line_column_and_article(org: OrgCli
     assert "invalid JSON at line 402, column 35, in articles[400] (id 99)" in message, message
     message = await refused(org, "zendesk", b'{"articles": [{"id": 1, "title": "x",')
     assert "line 1, column 38, in articles[0] (id 1): premature EOF" in message, message
+
+
+async def test_json_nested_two_million_deep_is_refused_at_once(org: OrgClient) -> None:
+    """Found by ``tests/reliability/test_hostile_uploads.py``: 2 MB of ``[`` made ijson build
+    a prefix per level of every length (24 GB, then the kernel killed the process)."""
+    message = await refused(org, "zendesk", b'{"articles": [' + b"[" * 2_000_000 + b"]}")
+    assert "JSON nested deeper than 64 levels" in message, message
+    long_key = b'{"articles": [{"' + b"k" * 100_000 + b'": 1}]}'
+    assert "a JSON key longer than 256 characters" in await refused(org, "intercom", long_key)
