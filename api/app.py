@@ -352,16 +352,17 @@ def create_app(settings: Settings | None = None) -> Quart:
     app.register_blueprint(help_center_for_agents)  # llms.txt, Markdown twins
     register_error_handlers(app)
     drop_flask_template_processors(app)
-    # ASGI middleware: a help-center request over its budgets is refused before Quart; the
-    # fast path answers cached API reads; ``UnreadBodies`` (outermost) drains what a refusal
-    # left unread.
+    # ASGI middleware: a help-center request over its budgets is refused before Quart;
+    # ``UnreadBodies`` drains what a refusal left unread; the fast path (outermost) answers
+    # cached API reads (GETs, no body).
     install_mcp(app, settings)  # /mcp/{org}: the MCP server of each org (POSTs only)
     app.asgi_app = HelpCenterLimits(app)  # type: ignore[method-assign]
-    app.asgi_app = CachedReads(app)  # type: ignore[method-assign]
-    # Outermost: a response sent before its body was read keeps the connection usable.
+    # Around everything that may answer a request with a body: a response sent before its
+    # body was read keeps the connection usable.
     app.asgi_app = UnreadBodies(  # type: ignore[method-assign]
         app.asgi_app, settings.faq_max_body_bytes
     )
+    app.asgi_app = CachedReads(app)  # type: ignore[method-assign]
 
     settings.require_secret_key()  # fail at start-up, not on the first request
     app.extensions["settings"] = settings
