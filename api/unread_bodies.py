@@ -8,11 +8,12 @@ connections sends its next request on it and gets "Server disconnected without s
 response" (4 of about 840 requests of an outside run, each after a refused write whose body
 came in a second TCP segment).
 
-``UnreadBodies`` (ASGI middleware around the app, inside the fast path of GETs) watches what the app receives. At the response's
-start, if the body is not read whole: one of at most ``drain_bytes`` (its ``Content-Length``)
-is read to its end and dropped, within ``DRAIN_SECONDS``, so the connection stays usable;
-a longer, unsized or slower one makes the response say ``Connection: close``, so the client
-opens a new connection instead of losing a request.
+``UnreadBodies`` (ASGI middleware around the app, inside the fast path of GETs) watches what
+the app receives. At the response's start, if the body is not read whole: one of at most
+``drain_bytes`` (its ``Content-Length``) is read to its end and dropped, within
+``DRAIN_SECONDS``, so the connection stays usable; a longer, unsized or slower one makes the
+response say ``Connection: close``, so the client opens a new connection instead of losing
+a request.
 """
 
 from __future__ import annotations
