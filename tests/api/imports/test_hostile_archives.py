@@ -213,3 +213,15 @@ async def test_json_nested_two_million_deep_is_refused_at_once(org: OrgClient) -
     assert "JSON nested deeper than 64 levels" in message, message
     long_key = b'{"articles": [{"' + b"k" * 100_000 + b'": 1}]}'
     assert "a JSON key longer than 256 characters" in await refused(org, "intercom", long_key)
+
+
+async def test_a_wrapped_list_is_bounded_per_item_not_in_all(org: OrgClient) -> None:
+    """Intercom's ``{"type": "list", "data": [...]}`` holds many items under one wrapper: the
+    per-item bound counts each article alone (a first version counted the wrapper whole)."""
+    articles = [
+        {"id": str(i), "title": f"T{i}", "body": "<p>x</p>", "tags": list(range(20))}
+        for i in range(600)  # 600 x 27 values
+    ]
+    wrapped = {"articles": {"type": "list", "data": articles}}
+    r = await upload(org, "intercom", orjson.dumps(wrapped))
+    assert r.status_code == 202, await r.get_json()
