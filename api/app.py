@@ -22,8 +22,6 @@ from werkzeug.routing import RequestRedirect
 
 from api.billing.routes import close_stripe_gateway
 from api.billing.stripe_webhook import stripe_webhook
-from api.binding import Tenancy
-from api.docs_ui import configure_docs_ui
 from api.errors import (
     InternalError,
     InvalidJson,
@@ -36,20 +34,22 @@ from api.errors import (
     ValidationFailed,
     field_error,
 )
-from api.fast_path import CachedReads
 from api.helpcenter.feedback import feedback as help_center_feedback
 from api.helpcenter.limits import HelpCenterLimits
 from api.helpcenter.llms_routes import hc_llms as help_center_for_agents
 from api.helpcenter.routes import hc as help_center_pages
+from api.http.binding import Tenancy
+from api.http.docs_ui import configure_docs_ui
+from api.http.fast_path import CachedReads
+from api.http.observability import end_request, health, start_request
+from api.http.openapi import FaqOpenAPIProvider
+from api.http.pagination import CursorCodec
+from api.http.rate_limit import RateLimiter
+from api.http.response_cache import ResponseCache
+from api.http.unread_bodies import UnreadBodies
+from api.http.v1 import api_v1, is_operation_on_item_route
 from api.mcp.asgi import install as install_mcp
-from api.observability import end_request, health, start_request
-from api.openapi import FaqOpenAPIProvider
-from api.pagination import CursorCodec
-from api.rate_limit import RateLimiter
-from api.response_cache import ResponseCache
 from api.schemas import pydantic_details
-from api.unread_bodies import UnreadBodies
-from api.v1 import api_v1, is_operation_on_item_route
 from billing.plans import IMPORT_UPLOAD_BYTES
 from tenancy.db import make_engine
 from tenancy.directory import Directory
@@ -330,7 +330,7 @@ def create_app(settings: Settings | None = None) -> Quart:
     QuartSchema(
         app,
         info=Info(title=TITLE, version="1.0.0"),
-        swagger_ui_path=None,  # api/docs_ui.py serves /docs
+        swagger_ui_path=None,  # api/http/docs_ui.py serves /docs
         redoc_ui_path=None,
         scalar_ui_path=None,
         security_schemes={"bearer": {"type": "http", "scheme": "bearer"}},

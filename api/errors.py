@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-# Re-exported: the API's modules take every error they raise from here.
 from tenancy.errors import Detail as Detail
 from tenancy.errors import ServiceError as ServiceError
 from tenancy.errors import ValidationFailed as ValidationFailed
 from tenancy.errors import field_error as field_error
+
+# Re-exported: the API's modules take every error they raise from here.
+from tenancy.principal import InsufficientScope as InsufficientScope
 
 
 class ValidationErrorCode(ServiceError):
@@ -41,12 +43,6 @@ class OrgNotFound(ServiceError):
     status = 404
     code = "org_not_found"
     message = "No such organization for this API key."
-
-
-class InsufficientScope(ServiceError):
-    status = 403
-    code = "insufficient_scope"
-    message = "The API key lacks the scope this operation requires."
 
 
 class NotFound(ServiceError):
@@ -170,7 +166,7 @@ class LastAdminKey(ServiceError):
 
 
 class PreconditionFailed(ServiceError):
-    """``If-Match`` / ``If-None-Match`` failed (``api.conditional``): the body holds the
+    """``If-Match`` / ``If-None-Match`` failed (``api.http.conditional``): the body holds the
     resource as it is now in ``data`` (null when there is none), beside the error."""
 
     status = 412

@@ -4,7 +4,6 @@ job once)."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, TypeVar
 
 from sqlalchemy import select
@@ -12,24 +11,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tenancy.audit import Actor
 from tenancy.clock import utcnow
-from tenancy.context import OrgContext
 from tenancy.db import shared_session, tenant_session
 from tenancy.models import Organization
+from tenancy.principal import Principal
 from tenancy.transactions import commit
 
 QUEUED, RUNNING = "queued", "running"
-
-
-@dataclasses.dataclass(frozen=True)
-class JobOrgContext(OrgContext):
-    """The org as the job's requester acted: its actor is the one stored with the job (a
-    key's, or the CLI's)."""
-
-    acting: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def actor(self) -> Actor:
-        return dict(self.acting)
 
 
 async def schema_of(engine: AsyncEngine, org_id: str) -> str | None:
@@ -41,7 +28,7 @@ async def schema_of(engine: AsyncEngine, org_id: str) -> str | None:
     return schema
 
 
-async def org_context(engine: AsyncEngine, org_id: str, actor: Actor) -> JobOrgContext:
+async def org_context(engine: AsyncEngine, org_id: str, actor: Actor) -> Principal:
     async with shared_session(engine) as session:
         org = (
             await session.execute(
@@ -56,17 +43,16 @@ async def org_context(engine: AsyncEngine, org_id: str, actor: Actor) -> JobOrgC
             )
         ).one()
         await session.rollback()
-    return JobOrgContext(
+    return Principal(
         org.id,
         org.slug,
         org.plan,
         org.schema_name,
-        actor.get("id", "") if actor.get("type") == "apiKey" else "",
+        actor.get("id", "") if actor.get("type") == "apiKey" else actor.get("keyFingerprint", ""),
         ("admin",),
         org.default_locale,
         tuple(org.locales),
-        acting=tuple(sorted(actor.items())),
-    )
+    ).acting_as(actor)
 
 
 J = TypeVar("J", bound=Any)

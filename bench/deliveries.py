@@ -111,12 +111,12 @@ async def make_org_with_webhook(engine: Any, url: str) -> tuple[str, str]:
     from api.webhooks.schemas import WebhookCreate
     from api.webhooks.service import create_webhook
     from billing.plans import Plan
-    from tenancy.context import OrgContext
     from tenancy.db import tenant_session
+    from tenancy.principal import Principal
 
     slug = f"bench-{time.monotonic_ns()}"
     info = await create_org(engine, slug, None, Plan.ENTERPRISE)
-    org = OrgContext(info.id, info.slug, info.plan, info.schema_name, "bench", ("admin",))
+    org = Principal(info.id, info.slug, info.plan, info.schema_name, "bench", ("admin",))
     async with tenant_session(engine, info.schema_name) as session:
         body = WebhookCreate.model_validate(
             {"url": url, "events": ["category.created"]}, strict=False
@@ -130,13 +130,13 @@ async def make_org_with_webhooks(engine: Any, urls: list[str]) -> tuple[str, str
     """One org with one webhook (on ``category.created``) per URL: each event fans out to all."""
     from api.webhooks.schemas import WebhookCreate
     from api.webhooks.service import create_webhook
-    from tenancy.context import OrgContext
     from tenancy.db import tenant_session
+    from tenancy.principal import Principal
 
     org_id, schema = await make_org_with_webhook(engine, urls[0])
     from billing.plans import Plan
 
-    org = OrgContext(org_id, "bench", Plan.ENTERPRISE, schema, "bench", ("admin",))
+    org = Principal(org_id, "bench", Plan.ENTERPRISE, schema, "bench", ("admin",))
     async with tenant_session(engine, schema) as session:
         for url in urls[1:]:
             body = WebhookCreate.model_validate(

@@ -58,15 +58,15 @@ async def seed(engine: Any, orgs: int) -> list[tuple[Any, str]]:
     from api.questions.schemas import QuestionCreate
     from api.questions.service import create_question
     from billing.plans import Plan
-    from tenancy.context import OrgContext
     from tenancy.db import tenant_session
+    from tenancy.principal import Principal
     from tenancy.transactions import commit
 
     made = []
     started = time.perf_counter()
     for i in range(orgs):
         info = await create_org(engine, f"bench-{i}", None, Plan.ENTERPRISE)
-        ctx = OrgContext(info.id, info.slug, info.plan, info.schema_name, "bench", ("admin",))
+        ctx = Principal(info.id, info.slug, info.plan, info.schema_name, "bench", ("admin",))
         async with tenant_session(engine, info.schema_name) as session:
             category_id = (
                 await session.execute(select(Category.id).where(Category.is_default))

@@ -19,8 +19,8 @@ async def _measure(records: list[dict[str, Any]], runs: int) -> dict[str, Any]:
     from api.categories.models import Category
     from billing.plans import Plan
     from tasks.publishing import publish_due_questions
-    from tenancy.context import OrgContext
     from tenancy.db import make_engine, tenant_session
+    from tenancy.principal import Principal
     from tenancy.settings import get_settings
 
     engine = make_engine(get_settings(), pool_size=5)
@@ -45,7 +45,7 @@ async def _measure(records: list[dict[str, Any]], runs: int) -> dict[str, Any]:
                 category = (
                     await session.execute(select(Category.id).where(Category.is_default))
                 ).scalar_one()
-            ctx = OrgContext(r["id"], r["slug"], Plan.ENTERPRISE, r["schema"], "bench", ("admin",))
+            ctx = Principal(r["id"], r["slug"], Plan.ENTERPRISE, r["schema"], "bench", ("admin",))
             due_orgs.append((ctx, category))
         await publish_sweep.make_due(engine, due_orgs)
         busy_s, busy = await publish_sweep.timed(lambda: publish_due_questions(engine))

@@ -19,7 +19,7 @@ A table opts in with ``__table_args__ = versioned()``. Every tenant transaction 
 such a table (any statement through a tenant session, or an ORM flush of it) bumps the org's
 generations it changed (both INCRs in one round trip) right after its commit (``tenancy/db.py``
 calls ``note_write`` and ``bump``). Readers that cache what those tables hold
-(``api/response_cache.py``) key their entries on a generation.
+(``api/http/response_cache.py``) key their entries on a generation.
 
 Redis unreachable: the bump is lost (other processes' entries live until their TTL) and this
 process drops its own cached entries (``on_bump_failed``).

@@ -85,7 +85,7 @@ class Settings(BaseSettings):
     faq_public_key_per_address_per_minute: int = Field(default=120, ge=1)
     # Proxies in front of the API whose X-Forwarded-For is believed: addresses or networks
     # ("10.0.0.0/8,fd00::/8", commas or spaces). The client is the right-most X-Forwarded-For
-    # hop not in one of them, walked from the peer (``api.client_addresses``); empty (the
+    # hop not in one of them, walked from the peer (``api.http.client_addresses``); empty (the
     # default): nobody is trusted, the client is the peer.
     faq_trusted_proxies: str = ""
     # Deprecated (use FAQ_TRUSTED_PROXIES): true trusts any peer for one hop, the last

@@ -64,7 +64,7 @@ async def app() -> AsyncIterator[Quart]:
 
 @pytest.fixture(scope="session")
 def engine(app: Quart) -> AsyncEngine:
-    from api.binding import Tenancy
+    from api.http.binding import Tenancy
 
     ext: Tenancy = app.extensions["tenancy"]
     return ext.engine

@@ -17,7 +17,7 @@ from api.analytics.schemas import (
     SearchesQuery,
     WindowQuery,
 )
-from api.binding import db, requires_scope
+from api.http.binding import db, requires_scope
 from api.schemas import Envelope
 from tenancy.clock import utcnow
 

@@ -18,7 +18,7 @@ from api.answers.schemas import (
     SynonymsQuery,
     SynonymsUpdate,
 )
-from api.binding import (
+from api.http.binding import (
     chosen_locale,
     client_address,
     current_org,
@@ -26,10 +26,10 @@ from api.binding import (
     public_audience,
     requires_scope,
 )
-from api.pagination import list_body
+from api.http.pagination import list_body
 from api.schemas import Envelope, ListEnvelope
-from tenancy.context import OrgContext
 from tenancy.keys import is_public
+from tenancy.principal import Principal
 
 answers = Blueprint("answers", __name__)
 Result = tuple[dict[str, Any], int]
@@ -62,7 +62,7 @@ async def find_answers(query_args: AnswersQuery) -> Result:
     return list_body([answer.public() for answer in found], query_args.limit, None), 200
 
 
-def _record_search(org: OrgContext, locale: str, q: str, results: int) -> None:
+def _record_search(org: Principal, locale: str, q: str, results: int) -> None:
     """A publishable key's question is a reader's search (content analytics), like ``?q=``."""
     if not is_public(org.scopes) or not recording.enabled(current_app.extensions):
         return

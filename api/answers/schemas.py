@@ -15,7 +15,7 @@ MAX_GROUPS = 5_000  # the largest plan's cap (``billing.plans``); the plan's own
 class AnswersQuery(QueryArgs):
     q: str = Field(min_length=1, max_length=500)
     limit: int = Field(default=5, ge=1, le=20)
-    # The language to serve (else Accept-Language; api/binding.py negotiates it).
+    # The language to serve (else Accept-Language; api/http/binding.py negotiates it).
     locale: LocaleTag | None = None
     # A category id or slug: answers from it and the categories under it.
     category: str | None = Field(default=None, max_length=200)

@@ -26,8 +26,8 @@ from api.search import fold
 from billing.errors import PlanLimitReached
 from billing.plans import Plan, caps_for
 from tenancy.clock import iso, utcnow
-from tenancy.context import OrgContext
 from tenancy.db import org_path, read_records
+from tenancy.principal import Principal
 
 MAX_MEMBERS = 20
 MAX_MEMBER_CHARS = 100
@@ -121,7 +121,7 @@ def normalised(groups: list[list[str]]) -> list[list[str]]:
     return out
 
 
-def _locale_of(org: OrgContext, locale: str | None) -> str:
+def _locale_of(org: Principal, locale: str | None) -> str:
     chosen = locale or org.default_locale
     if chosen not in org.locales:
         raise ValidationFailed(
@@ -131,9 +131,7 @@ def _locale_of(org: OrgContext, locale: str | None) -> str:
     return chosen
 
 
-async def get_synonyms(
-    session: AsyncSession, org: OrgContext, locale: str | None
-) -> dict[str, Any]:
+async def get_synonyms(session: AsyncSession, org: Principal, locale: str | None) -> dict[str, Any]:
     chosen = _locale_of(org, locale)
     row = (
         await session.execute(select(SynonymSet).where(SynonymSet.locale == chosen))
@@ -142,7 +140,7 @@ async def get_synonyms(
 
 
 async def put_synonyms(
-    session: AsyncSession, org: OrgContext, locale: str | None, groups: list[list[str]]
+    session: AsyncSession, org: Principal, locale: str | None, groups: list[list[str]]
 ) -> dict[str, Any]:
     chosen = _locale_of(org, locale)
     clean = normalised(groups)

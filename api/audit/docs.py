@@ -1,5 +1,5 @@
 """The OpenAPI description of the export's body: NDJSON, which quart-schema (JSON bodies
-only) cannot declare. ``api.openapi`` applies it to the document (as it does for XLIFF)."""
+only) cannot declare. ``api.http.openapi`` applies it to the document (as it does for XLIFF)."""
 
 from __future__ import annotations
 

@@ -10,8 +10,8 @@ from quart_schema import document_response, tag, validate_querystring
 
 from api.audit import service
 from api.audit.schemas import AuditExportQuery, AuditListQuery, OrgAuditEntryOut
-from api.binding import current_org, cursors, db, requires_scope, tenancy
-from api.pagination import list_body
+from api.http.binding import current_org, cursors, db, requires_scope, tenancy
+from api.http.pagination import list_body
 from api.schemas import ListEnvelope
 from tenancy.db import tenant_session
 

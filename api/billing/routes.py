@@ -10,8 +10,8 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.billing.schemas import BillingOut, CheckoutBody, UrlOut
-from api.binding import current_org, db, requires_scope
 from api.categories.models import Category
+from api.http.binding import current_org, db, requires_scope
 from api.questions.models import Question
 from api.schemas import Envelope, ErrorBody
 from api.webhooks.models import Webhook

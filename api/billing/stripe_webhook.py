@@ -16,7 +16,7 @@ from quart import Blueprint, current_app, request
 from quart_schema import document_request, document_response, security_scheme
 
 from api.billing.schemas import ReceivedOut, StripeEventIn
-from api.binding import tenancy
+from api.http.binding import tenancy
 from billing.errors import BillingNotConfigured, InvalidSignature
 from billing.stripe_events import APPLY_ACTOR, QUEUE, apply_event, parse_event, store_event
 from tenancy.db import shared_session

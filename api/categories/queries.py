@@ -16,7 +16,7 @@ from api.categories.models import Category
 from api.categories.schemas import category_public
 from api.errors import CategoryNotFound
 from api.external_ids import external_id_column, imported_as
-from api.pagination import keyset_page
+from api.http.pagination import keyset_page
 from api.questions.models import Question
 from api.search import prefix_query, tsquery
 from api.translations.models import CategoryTranslation

@@ -12,15 +12,6 @@ from quart_schema import (
     validate_request,
 )
 
-from api import conditional_locks as locks
-from api.binding import (
-    chosen_locale,
-    current_org,
-    cursors,
-    db,
-    public_audience,
-    requires_scope,
-)
 from api.categories import queries, service
 from api.categories.schemas import (
     AuditEntryOut,
@@ -32,8 +23,17 @@ from api.categories.schemas import (
     MergeBody,
     MergeResult,
 )
-from api.conditional import conditional
-from api.pagination import list_body
+from api.http import conditional_locks as locks
+from api.http.binding import (
+    chosen_locale,
+    current_org,
+    cursors,
+    db,
+    public_audience,
+    requires_scope,
+)
+from api.http.conditional import conditional
+from api.http.pagination import list_body
 from api.questions.schemas import ReadQuery
 from api.schemas import Envelope, IdsBody, ListEnvelope, UpdatedCount
 

@@ -38,7 +38,7 @@ class CategoryListQuery(QueryArgs):
     limit: int = Field(default=50, ge=1, le=100)
     cursor: str | None = Field(default=None, max_length=512)
     q: str | None = Field(default=None, max_length=200)
-    # The language to serve (else Accept-Language; api/binding.py negotiates it).
+    # The language to serve (else Accept-Language; api/http/binding.py negotiates it).
     locale: str | None = Field(default=None, min_length=1, max_length=35)
     # The category an import made of this source item (``zendesk:section:1``; issue 29).
     external_id: str | None = Field(default=None, min_length=1, max_length=300)

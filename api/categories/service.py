@@ -51,9 +51,9 @@ from api.slugs import SlugRule
 from billing.limits import ensure_room
 from tenancy.audit import AUDIT_EVENT, audit_payload, latest_entries, record_audit
 from tenancy.clock import iso, utcnow
-from tenancy.context import OrgContext
 from tenancy.ids import looks_like_id, new_id
 from tenancy.outbox import record_events
+from tenancy.principal import Principal
 
 LIVE = Category.deleted_at.is_(None)
 # `merge`, `reorder` and `audit` are operations under /categories, never slugs.
@@ -139,7 +139,7 @@ async def audit_log(session: AsyncSession) -> list[dict[str, Any]]:
 
 async def _audit(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     action: str,
     category_id: str | None,
     before: Any,
@@ -166,7 +166,7 @@ async def _audit(
     )
 
 
-async def _lock_tree(session: AsyncSession, org: OrgContext) -> None:
+async def _lock_tree(session: AsyncSession, org: Principal) -> None:
     """Serialize this org's hierarchy changes until the transaction ends. Taken before any
     row lock (one order everywhere: no deadlock); the statements after it, in READ COMMITTED,
     see what the previous holder committed."""
@@ -200,7 +200,7 @@ async def _count_live(session: AsyncSession) -> int:
 
 
 async def create_category(
-    session: AsyncSession, org: OrgContext, body: CategoryCreate, external_id: str | None = None
+    session: AsyncSession, org: Principal, body: CategoryCreate, external_id: str | None = None
 ) -> dict[str, Any]:
     """``external_id``: the source item an import makes it of (its caller writes the
     reference in the same transaction); the response and the events show it."""
@@ -274,7 +274,7 @@ EDITABLE = {
 
 
 async def update_category(
-    session: AsyncSession, org: OrgContext, ref: str, changes: dict[str, Any]
+    session: AsyncSession, org: Principal, ref: str, changes: dict[str, Any]
 ) -> dict[str, Any]:
     """PATCH: ``changes`` maps the client's field names to the values sent."""
     for field in ("name", "slug", "order"):
@@ -334,7 +334,7 @@ async def update_category(
 
 async def _emit_category_updates(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     ids: Sequence[str],
     then: Sequence[tuple[str, dict[str, Any]]] = (),
 ) -> None:
@@ -358,7 +358,7 @@ async def _default_category_id(session: AsyncSession) -> str:
     ).scalar_one()
 
 
-async def delete_category(session: AsyncSession, org: OrgContext, ref: str, force: bool) -> None:
+async def delete_category(session: AsyncSession, org: Principal, ref: str, force: bool) -> None:
     await _lock_tree(session, org)  # its children move to its parent
     category = await _load(session, ref, lock=True)
     if category.is_default:
@@ -388,7 +388,7 @@ async def delete_category(session: AsyncSession, org: OrgContext, ref: str, forc
 
 
 async def merge_categories(
-    session: AsyncSession, org: OrgContext, source_id: str, target_id: str, delete_source: bool
+    session: AsyncSession, org: Principal, source_id: str, target_id: str, delete_source: bool
 ) -> dict[str, Any]:
     if source_id == target_id:
         raise ValidationFailed(
@@ -450,7 +450,7 @@ async def merge_categories(
     return result
 
 
-async def reorder_categories(session: AsyncSession, org: OrgContext, ids: list[str]) -> int:
+async def reorder_categories(session: AsyncSession, org: Principal, ids: list[str]) -> int:
     if len(set(ids)) != len(ids):
         raise ValidationErrorCode(
             "The ids list has duplicates.", details=field_error("ids", "duplicate ids")

@@ -29,8 +29,8 @@ from api.settings.service import get_settings
 from api.translations.models import CategoryTranslation, QuestionTranslation
 from api.webhooks.models import Webhook
 from tenancy.clock import iso, utcnow
-from tenancy.context import OrgContext
 from tenancy.db import tenant_session
+from tenancy.principal import Principal
 from tenancy.transactions import commit
 
 BATCH_ROWS = 500
@@ -108,7 +108,7 @@ def _categories_parents_first() -> Select[Any]:
 
 
 class Bundle:
-    def __init__(self, engine: AsyncEngine, org: OrgContext, export_id: str) -> None:
+    def __init__(self, engine: AsyncEngine, org: Principal, export_id: str) -> None:
         self.engine = engine
         self.org = org
         self.export_id = export_id

@@ -7,9 +7,9 @@ from typing import Any
 from quart import Blueprint, Response
 from quart_schema import document_response, validate_querystring
 
-from api.binding import current_org, db, requires_scope, tenancy
 from api.exports import service
 from api.exports.schemas import ExportJobQuery, ExportOut
+from api.http.binding import current_org, db, requires_scope, tenancy
 from api.schemas import Envelope
 
 exports = Blueprint("exports", __name__, url_prefix="/exports")

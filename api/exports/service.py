@@ -13,9 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from api.errors import ServiceError
 from api.exports.models import Export, ExportChunk
 from tenancy.clock import iso, utcnow
-from tenancy.context import OrgContext
 from tenancy.db import tenant_session
 from tenancy.ids import new_id
+from tenancy.principal import Principal
 from tenancy.queue import enqueue_after_commit
 
 RUN_ACTOR = "exports.run"
@@ -58,7 +58,7 @@ def export_public(row: Export, org_slug: str) -> dict[str, Any]:
     }
 
 
-async def create_export(session: AsyncSession, org: OrgContext, revisions: bool) -> dict[str, Any]:
+async def create_export(session: AsyncSession, org: Principal, revisions: bool) -> dict[str, Any]:
     row = Export(
         id=new_id("exp"),
         status="queued",
@@ -84,7 +84,7 @@ async def _load(session: AsyncSession, export_id: str) -> Export:
     return row
 
 
-async def get_export(session: AsyncSession, org: OrgContext, export_id: str) -> dict[str, Any]:
+async def get_export(session: AsyncSession, org: Principal, export_id: str) -> dict[str, Any]:
     return export_public(await _load(session, export_id), org.slug)
 
 

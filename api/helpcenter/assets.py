@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, request
 
-from api.binding import tenancy
 from api.errors import PayloadTooLarge
 from api.helpcenter import favicon, theming
 from api.helpcenter.pages import BASE_CSS, primary_color
 from api.helpcenter.render import DOCUMENTS, off_loop, theme_variables
 from api.helpcenter.urls import PageNotFound
+from api.http.binding import tenancy
 from api.settings import help_center as hc_settings
 from tenancy.db import tenant_session
 from tenancy.directory import OrgRecord

@@ -34,7 +34,6 @@ from quart import Blueprint, Quart, Response, current_app, g, request
 from redis.exceptions import RedisError
 
 from api.analytics import recording
-from api.binding import client_address, peer_is_trusted_proxy, tenancy
 from api.helpcenter.i18n import LABELS
 from api.helpcenter.pages import error_page
 from api.helpcenter.routes import SECURITY_HEADERS
@@ -54,6 +53,7 @@ from api.helpcenter.visitors import (
     view_visitor,
     visitor_id,
 )
+from api.http.binding import client_address, peer_is_trusted_proxy, tenancy
 from tenancy.db import tenant_session
 from tenancy.directory import OrgRecord
 from tenancy.redis import loop_client

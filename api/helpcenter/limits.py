@@ -2,9 +2,10 @@
 (``HelpCenterLimits``, installed by ``api/app.py``) for every request under ``/hc/``.
 
 - Every request (pages, the stylesheet, the feedback form) counts against its client address
-  (``api.client_addresses.client_behind_proxies``, as ``api.binding.client_address`` chooses
-  it; IPv6 by its /64; a peer that is not an IP address, a Unix socket, names no client and is
-  not counted per address) and against the org its path names; a search
+  (``api.http.client_addresses.client_behind_proxies``, as
+  ``api.http.binding.client_address`` chooses it; IPv6 by its /64; a peer that is not an IP
+  address, a Unix socket, names no client and is not counted per address) and against
+  the org its path names; a search
   (``/hc/{org}/{locale}/search``: a full-text query that also feeds the org's analytics)
   counts against both search budgets too, which are tighter.
 - The numbers are settings (``FAQ_HC_PAGES_PER_ADDRESS_PER_MINUTE`` and its three siblings;
@@ -23,7 +24,7 @@
   names (``/hc/{org}/{locale}/…``; ``fr`` for ``fr-CA``; else English), right to left for
   Arabic; each rendered once per process, reason and language (``page_language``: a bounded
   set), the help center's security headers, ``Cache-Control: no-store``, an
-  ``X-Request-Id``, the metrics and the access log line (``api.observability``), as Quart's
+  ``X-Request-Id``, the metrics and the access log line (``api.http.observability``), as Quart's
   answers have. Fails open without Redis.
 """
 
@@ -35,14 +36,14 @@ from typing import Any
 from hypercorn.typing import ASGIReceiveCallable, ASGISendCallable, HTTPScope, Scope
 from quart import Quart
 
-from api.binding import Tenancy
-from api.client_addresses import client_behind_proxies, parse_address
 from api.helpcenter.i18n import CATALOGS, LABELS, candidates
 from api.helpcenter.pages import standalone_context
 from api.helpcenter.routes import SECURITY_HEADERS
-from api.observability import bind_request_id, observe, request_id_for
-from api.rate_limit import HelpCenterLimits as Limits
-from api.rate_limit import Refusal
+from api.http.binding import Tenancy
+from api.http.client_addresses import client_behind_proxies, parse_address
+from api.http.observability import bind_request_id, observe, request_id_for
+from api.http.rate_limit import HelpCenterLimits as Limits
+from api.http.rate_limit import Refusal
 from tenancy.orgs import ORG_SLUG_RE
 from tenancy.settings import Settings
 

@@ -25,9 +25,9 @@ from typing import Any
 from markupsafe import Markup
 from quart import Response, g, render_template, request
 
-from api.binding import tenancy
 from api.helpcenter.i18n import ENGLISH, Labels, labels_for
 from api.helpcenter.urls import direction, locale_name
+from api.http.binding import tenancy
 from api.settings import help_center as hc_settings
 from tenancy.directory import OrgRecord
 

@@ -42,8 +42,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.analytics import recording
 from api.answers.similar import related_for_readers
-from api.binding import client_address, tenancy
-from api.conditional import tag_page
 from api.errors import ServiceError
 from api.helpcenter import content, pages, sitemaps
 from api.helpcenter.assets import assets
@@ -51,7 +49,9 @@ from api.helpcenter.pages import BASE_CSS, error_page, page_context, primary_col
 from api.helpcenter.render import DOCUMENTS, answer_html, off_loop, theme_variables
 from api.helpcenter.urls import OtherSpelling, PageNotFound, page_locale
 from api.helpcenter.visitors import VISITOR_COOKIE, valid_visitor_token
-from api.response_cache import page_key
+from api.http.binding import client_address, tenancy
+from api.http.conditional import tag_page
+from api.http.response_cache import page_key
 from api.settings import help_center as hc_settings
 from tenancy.db import tenant_session
 from tenancy.directory import OrgRecord
@@ -61,7 +61,7 @@ from tenancy.redis import loop_client
 log = structlog.get_logger(__name__)
 
 hc = Blueprint("hc", __name__, template_folder="templates", url_prefix="/hc")
-hc.after_request(tag_page)  # ETag, 304 on If-None-Match (issue 30: api.conditional)
+hc.after_request(tag_page)  # ETag, 304 on If-None-Match (issue 30: api.http.conditional)
 hc.register_blueprint(assets)  # favicon, logo, default theme (issue 32: api.helpcenter.assets)
 hc.app_context_processor(pages.default_labels)  # ``_`` of every template (issue 32)
 

@@ -29,11 +29,11 @@ from api.errors import ValidationFailed, field_error
 from api.settings import help_center
 from tenancy.audit import audit_change
 from tenancy.clock import utcnow
-from tenancy.context import OrgContext
 from tenancy.db import TENANT_SCHEMA_PLACEHOLDER
 from tenancy.generations import note_write
 from tenancy.keys import notify_tenancy_changed
 from tenancy.models import Organization
+from tenancy.principal import Principal
 
 MAX_LOGO_BYTES = 256 * 1024  # the table's check constraint holds the same bound
 FIELD = "logo"
@@ -84,7 +84,7 @@ def checked(declared: str | None, data: bytes) -> str:
 
 
 async def _set_logo(
-    session: AsyncSession, org: OrgContext, logo: dict[str, str] | None
+    session: AsyncSession, org: Principal, logo: dict[str, str] | None
 ) -> dict[str, Any]:
     row = (
         await session.execute(
@@ -118,7 +118,7 @@ async def _set_logo(
 
 
 async def save_logo(
-    session: AsyncSession, org: OrgContext, declared: str | None, data: bytes
+    session: AsyncSession, org: Principal, declared: str | None, data: bytes
 ) -> dict[str, Any]:
     """Store the logo (replacing any) and name it in the settings; returns the help center's
     public settings."""
@@ -130,7 +130,7 @@ async def save_logo(
     return await _set_logo(session, org, {"digest": digest, "type": mimetype})
 
 
-async def delete_logo(session: AsyncSession, org: OrgContext) -> dict[str, Any]:
+async def delete_logo(session: AsyncSession, org: Principal) -> dict[str, Any]:
     await session.execute(delete(logos))
     return await _set_logo(session, org, None)
 

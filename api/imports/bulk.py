@@ -43,10 +43,10 @@ from api.questions.schemas import QuestionCreate, question_public
 from api.search import text_vector_of
 from billing.limits import ensure_within_cap
 from tenancy.clock import utcnow
-from tenancy.context import OrgContext
 from tenancy.generations import INSERT, note_write
 from tenancy.ids import looks_like_id, new_id
 from tenancy.outbox import record_events
+from tenancy.principal import Principal
 
 _TEXTS = ARRAY(Text)
 _TAKEN = select(Question.slug).where(
@@ -133,7 +133,7 @@ class NewQuestions:
     def clear(self) -> None:
         self._new = []
 
-    async def flush(self, session: AsyncSession, org: OrgContext) -> None:
+    async def flush(self, session: AsyncSession, org: Principal) -> None:
         new, self._new = self._new, []
         if not new:
             return

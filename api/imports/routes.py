@@ -7,7 +7,7 @@ from typing import Any
 from quart import Blueprint, request
 from quart_schema import document_response, validate_querystring
 
-from api.binding import current_org, db, requires_scope
+from api.http.binding import current_org, db, requires_scope
 from api.imports import service
 from api.imports.schemas import ImportJobOut, ImportQuery
 from api.schemas import Envelope, ErrorBody

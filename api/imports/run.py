@@ -27,12 +27,13 @@ from api.imports.service import (
 )
 from api.imports.upload import UploadReader, chunk_fetcher, drop_upload, parse_in_thread
 from api.imports.writer import Writer
-from api.jobs import JobOrgContext, claim_queued, org_context, schema_of
+from api.jobs import claim_queued, org_context, schema_of
 from billing.plans import Plan, import_inflated_bytes
 from tenancy.audit import AUDIT_EVENT
 from tenancy.clock import utcnow
 from tenancy.db import tenant_session
 from tenancy.outbox import OUTBOX, record_events
+from tenancy.principal import Principal
 from tenancy.transactions import commit
 
 log = structlog.get_logger(__name__)
@@ -77,7 +78,7 @@ async def suppress_events(session: AsyncSession, ids: set[str]) -> None:
 
 
 class Run:
-    def __init__(self, engine: AsyncEngine, org: JobOrgContext, job: Import) -> None:
+    def __init__(self, engine: AsyncEngine, org: Principal, job: Import) -> None:
         self.engine = engine
         self.org = org
         self.job = job

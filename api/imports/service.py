@@ -19,8 +19,8 @@ from api.imports.report import OUTCOMES
 from api.imports.upload import UploadReader, drop_upload, parse_in_thread, store_upload
 from billing.plans import Plan, import_inflated_bytes
 from tenancy.clock import iso, utcnow
-from tenancy.context import OrgContext
 from tenancy.ids import new_id
+from tenancy.principal import Principal
 from tenancy.queue import enqueue_after_commit
 
 RUN_ACTOR = "imports.run"
@@ -85,7 +85,7 @@ def session_fetcher(session: AsyncSession, import_id: str) -> Any:
 
 async def create_import(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     *,
     format_name: str,
     media_type: str,

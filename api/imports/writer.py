@@ -41,9 +41,9 @@ from api.slugs import slugify, with_suffix
 from api.translations import service as translations
 from api.translations.models import CategoryTranslation, QuestionTranslation
 from api.translations.schemas import CategoryTranslationBody, QuestionTranslationBody
-from tenancy.context import OrgContext
 from tenancy.errors import ServiceError
 from tenancy.models import Organization
+from tenancy.principal import Principal
 
 SLUG_TRIES = 20
 CATEGORY_SLUG_MAX = 100
@@ -66,7 +66,7 @@ def _status_of(question: Question) -> str:
 class Writer:
     """Writes items for one org; remembers the categories it resolved (ids only)."""
 
-    def __init__(self, org: OrgContext, report: Report) -> None:
+    def __init__(self, org: Principal, report: Report) -> None:
         self.org = org
         self.report = report
         self._categories: dict[str, str] = {}  # source or name/slug -> category id

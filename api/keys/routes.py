@@ -7,10 +7,10 @@ from typing import Any
 from quart import Blueprint
 from quart_schema import document_response, validate_querystring, validate_request
 
-from api.binding import current_org, cursors, db, requires_scope, tenancy
+from api.http.binding import current_org, cursors, db, requires_scope, tenancy
+from api.http.pagination import list_body
 from api.keys import service
 from api.keys.schemas import KeyCreate, KeyCreated, KeyListQuery, KeyOut
-from api.pagination import list_body
 from api.schemas import Envelope, ListEnvelope
 from tenancy.transactions import after_commit
 

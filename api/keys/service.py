@@ -11,12 +11,11 @@ from sqlalchemy import and_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.errors import KeyNotFound, LastAdminKey, ValidationFailed, field_error
+from api.http.pagination import keyset_page
 from api.keys.schemas import KeyCreate
 from api.members.service import active_member, check_key_scopes
-from api.pagination import keyset_page
 from tenancy.audit import Actor, audit_change
 from tenancy.clock import iso, utcnow
-from tenancy.context import OrgContext
 from tenancy.keys import (
     KEY_RESOURCE,
     audit_revoked,
@@ -26,6 +25,7 @@ from tenancy.keys import (
     notify_tenancy_changed,
 )
 from tenancy.models import ApiKey
+from tenancy.principal import Principal
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 COLUMNS = (
@@ -141,7 +141,7 @@ async def check_member_key(session: AsyncSession, member_id: str, scopes: list[s
 
 
 async def list_keys(
-    session: AsyncSession, org: OrgContext, *, limit: int, after: list[Any] | None
+    session: AsyncSession, org: Principal, *, limit: int, after: list[Any] | None
 ) -> tuple[list[dict[str, Any]], list[Any] | None]:
     """The org's keys, revoked ones included, oldest first; the sort key of the last item
     when more follow."""
@@ -201,7 +201,7 @@ async def issue(
     return {**public, "key": issued.key}
 
 
-async def create(session: AsyncSession, org: OrgContext, data: KeyCreate) -> dict[str, Any]:
+async def create(session: AsyncSession, org: Principal, data: KeyCreate) -> dict[str, Any]:
     scopes, origins, expires_at = validated(data.scopes, data.allowed_origins, data.expires_at)
     if data.member_id is not None:
         await check_member_key(session, data.member_id, scopes)
@@ -217,7 +217,7 @@ async def create(session: AsyncSession, org: OrgContext, data: KeyCreate) -> dic
     )
 
 
-async def revoke(session: AsyncSession, org: OrgContext, fingerprint: str) -> None:
+async def revoke(session: AsyncSession, org: Principal, fingerprint: str) -> None:
     """Revoke one of the org's keys (again: nothing changes). 409 ``last_admin_key`` when it
     is an active admin key and no other admin key with no expiry would be left: an expiring
     admin key is not the org's last admin (the org would lose admin access when it expires).

@@ -8,7 +8,7 @@ middleware in front of Quart, served by the same Hypercorn processes as the API.
 - Before the SDK sees a message: the key (``api.mcp.auth``: 401, 404 ``org_not_found``,
   429 per key), then the ``Origin`` rule below; errors in the API's shape
   (``{"error": {"code", "message", "details"}}``).
-- CORS as for publishable keys (``api.cors``): a publishable key's answer carries
+- CORS as for publishable keys (``api.http.cors``): a publishable key's answer carries
   ``Access-Control-Allow-Origin`` when the key lists the ``Origin``; a preflight gets the CORS
   headers when some active publishable key of the org lists it. An ``Origin`` the key does not
   allow (any ``Origin`` with a secret key) is 403 ``origin_not_allowed``, as the MCP
@@ -26,11 +26,11 @@ import structlog
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from quart import Quart
 
-from api.binding import Tenancy
 from api.errors import MethodNotAllowed, ServiceError, ServiceUnavailable
+from api.http.binding import Tenancy
+from api.http.observability import bind_request_id, observe, request_id_for
 from api.mcp.auth import authenticate
 from api.mcp.server import CALLER, build
-from api.observability import bind_request_id, observe, request_id_for
 from tenancy.settings import Settings
 
 log = structlog.get_logger(__name__)

@@ -1,7 +1,8 @@
 """Who calls ``/mcp/{org}``: the org's key as ``Authorization: Bearer``, checked as the API
-checks it (``api.binding``): unknown, revoked or expired keys are 401 (and count as failed
-authentications of the client's address), a key of another org or an unknown org 404
-``org_not_found``, then the plan's rate limit per key (a publishable key also per address).
+checks it (``api.http.authentication``: the same ``authenticate``): unknown, revoked or
+expired keys are 401 (and count as failed authentications of the client's address), a key
+of another org or an unknown org 404 ``org_not_found``, then the plan's rate limit per key (a
+publishable key also per address).
 
 A publishable key reads published content only; a secret key what its scopes allow
 (``read`` for the read tools, ``write`` for ``create_draft``)."""
@@ -13,12 +14,13 @@ from typing import Any
 
 from quart import Quart
 
-from api.binding import Tenancy, bearer_token, key_accepted, key_usage
-from api.client_addresses import client_behind_proxies
-from api.errors import OrgNotFound, RateLimited, Unauthorized
-from tenancy.context import OrgContext
+from api.errors import RateLimited
+from api.http.authentication import authenticate as one_door
+from api.http.authentication import bearer_token
+from api.http.binding import Tenancy, key_usage
+from api.http.client_addresses import client_behind_proxies
 from tenancy.directory import OrgRecord
-from tenancy.keys import grants, is_public
+from tenancy.principal import Principal
 from tenancy.settings import Settings
 
 
@@ -27,7 +29,7 @@ class Caller:
     """An authenticated MCP request: the org, the key's view of it, and where it came from."""
 
     org: OrgRecord
-    context: OrgContext
+    principal: Principal
     public: bool
     address: str
     allowed_origins: tuple[str, ...]
@@ -36,7 +38,7 @@ class Caller:
 
     def may(self, scope: str) -> bool:
         """A secret key holding ``scope`` (a publishable key holds none)."""
-        return not self.public and grants(self.context.scopes, scope)
+        return not self.public and self.principal.may(scope)
 
 
 def _header(scope: dict[str, Any], name: bytes) -> str | None:
@@ -65,19 +67,18 @@ async def authenticate(app: Quart, scope: dict[str, Any], slug: str) -> Caller:
     ext: Tenancy = app.extensions["tenancy"]
     settings: Settings = app.extensions["settings"]
     address = client_address(app, scope)
-    token = bearer_token(_header(scope, b"authorization") or "")
-    key = await ext.directory.key(token) if token is not None else None
-    if token is None or not key_accepted(key, token):
-        await _refuse(ext, settings, address, counted=token is not None)
-    assert key is not None
-    org = await ext.directory.org(slug)
-    if org is None or org.id != key.org_id:
-        raise OrgNotFound()
-    public = is_public(key.scopes)
+    principal, key, org = await one_door(
+        ext.directory,
+        ext.rate_limiter,
+        bearer_token(_header(scope, b"authorization") or ""),
+        slug,
+        address=address,
+        failures_per_minute=settings.faq_auth_failures_per_minute,
+    )
     limiter = ext.rate_limiter
     rate: dict[str, str] = {}
     if limiter is not None:
-        if public:
+        if principal.public:
             decision = await limiter.hit_public(
                 key.fingerprint,
                 org.plan,
@@ -93,28 +94,6 @@ async def authenticate(app: Quart, scope: dict[str, Any], slug: str) -> Caller:
             )
         rate = decision.headers() if decision is not None else {}
     key_usage(app.extensions).seen(key.fingerprint)  # the key's lastUsedAt
-    context = OrgContext(
-        org.id,
-        org.slug,
-        org.plan,
-        org.schema_name,
-        key.fingerprint,
-        key.scopes,
-        org.default_locale,
-        org.locales,
+    return Caller(
+        org, principal, principal.public, address, key.allowed_origins, base_url(scope), rate
     )
-    return Caller(org, context, public, address, key.allowed_origins, base_url(scope), rate)
-
-
-async def _refuse(ext: Tenancy, settings: Settings, address: str, *, counted: bool) -> None:
-    """401; 429 once the address failed too often this minute (a key was presented)."""
-    if counted and ext.rate_limiter is not None:
-        decision = await ext.rate_limiter.failed_authentication(
-            address, settings.faq_auth_failures_per_minute
-        )
-        if decision is not None and not decision.allowed:
-            raise RateLimited(
-                "Too many failed authentications from this address.",
-                headers={"Retry-After": str(decision.reset_seconds)},
-            )
-    raise Unauthorized()

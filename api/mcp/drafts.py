@@ -17,10 +17,10 @@ from api.questions.drafts import find_draft, save_draft
 from api.questions.queries import load
 from api.questions.schemas import QuestionCreate
 from api.questions.service import create_question
-from tenancy.context import OrgContext
+from tenancy.principal import Principal
 
 
-async def _category_id(session: AsyncSession, org: OrgContext, ref: str | None) -> str:
+async def _category_id(session: AsyncSession, org: Principal, ref: str | None) -> str:
     if ref is not None:
         try:
             found = await categories.get_category(session, ref, org.default_locale)
@@ -40,7 +40,7 @@ class DraftExists(ValidationFailed):
 
 async def revise(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     ref: str,
     title: str | None,
     answer: str,
@@ -62,7 +62,7 @@ async def revise(
 
 
 async def create_draft(
-    session: AsyncSession, org: OrgContext, title: str, answer: str, category: str | None
+    session: AsyncSession, org: Principal, title: str, answer: str, category: str | None
 ) -> dict[str, Any]:
     """The new draft question as GET returns it. The caller commits."""
     body = QuestionCreate.model_validate(

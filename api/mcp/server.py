@@ -14,9 +14,9 @@ from mcp.shared.exceptions import MCPError
 from quart import Quart
 
 from api.analytics import recording
+from api.http.org_inflight import for_app as org_inflight
 from api.mcp import resources, tools
 from api.mcp.auth import Caller
-from api.org_inflight import for_app as org_inflight
 
 CALLER = "faq.mcp.caller"  # the ASGI scope's key of the authenticated caller
 SOURCE = "mcp"  # content analytics' source of these searches
@@ -40,7 +40,7 @@ def record_search(app: Quart, caller: Caller, query: str, locale: str, results: 
     normalised = recording.normalise_query(query)
     if not normalised or not recording.enabled(app.extensions):
         return
-    raw = recording.api_visitor(caller.context.key_fingerprint, caller.address)
+    raw = recording.api_visitor(caller.principal.key_fingerprint, caller.address)
     visitor, at = recording.stamp(app.extensions, caller.org.id, raw)
     recording.recorder_for(app.extensions).search(
         caller.org.id,
@@ -58,7 +58,7 @@ BUSY = "Too many requests of this organization are in progress; retry in a secon
 
 @asynccontextmanager
 async def org_share(app: Quart, caller: Caller, write: bool) -> AsyncIterator[bool]:
-    """A place in the org's share of this process (``api.org_inflight``, as API requests
+    """A place in the org's share of this process (``api.http.org_inflight``, as API requests
     take one); yields False when the share stayed full."""
     budgets = org_inflight(app.extensions)
     slot = await budgets.acquire(caller.org.id, "POST" if write else "GET")

@@ -167,7 +167,7 @@ async def _draft(session: Any, caller: Caller, parsed: args.CreateDraft) -> type
         try:
             draft = await revise(
                 session,
-                caller.context,
+                caller.principal,
                 parsed.id_or_slug,
                 parsed.title,
                 parsed.answer,
@@ -184,7 +184,7 @@ async def _draft(session: Any, caller: Caller, parsed: args.CreateDraft) -> type
     if parsed.title is None:
         raise ToolProblem("title: required for a new question (or give idOrSlug to revise one).")
     created = await create_draft(
-        session, caller.context, parsed.title, parsed.answer, parsed.category
+        session, caller.principal, parsed.title, parsed.answer, parsed.category
     )
     await commit(session)
     return result(

@@ -7,12 +7,12 @@ from typing import Any
 from quart import Blueprint
 from quart_schema import document_response, validate_querystring, validate_request
 
-from api import conditional_locks as locks
-from api.binding import current_org, cursors, db, requires_scope, tenancy
-from api.conditional import conditional
+from api.http import conditional_locks as locks
+from api.http.binding import current_org, cursors, db, requires_scope, tenancy
+from api.http.conditional import conditional
+from api.http.pagination import list_body
 from api.members import service
 from api.members.schemas import MemberCreate, MemberListQuery, MemberOut, MemberUpdate
-from api.pagination import list_body
 from api.schemas import Envelope, ListEnvelope
 from tenancy.transactions import after_commit
 

@@ -20,10 +20,10 @@ from billing.errors import PlanLimitReached
 from billing.plans import Plan, seats_of
 from tenancy.audit import audit_change
 from tenancy.clock import iso, utcnow
-from tenancy.context import OrgContext
 from tenancy.ids import looks_like_id, new_id
 from tenancy.keys import audit_revoked, notify_tenancy_changed
 from tenancy.models import ApiKey
+from tenancy.principal import Principal
 
 MEMBER_RESOURCE = "member"
 UNIQUE_EMAIL = "uq_members_email_active"
@@ -106,7 +106,7 @@ async def _write(session: AsyncSession, stmt: Any) -> Any:
         raise
 
 
-async def _ensure_seat(session: AsyncSession, org: OrgContext) -> None:
+async def _ensure_seat(session: AsyncSession, org: Principal) -> None:
     """Refuse a member past the plan's seats (402), checked after the insert under the org's
     advisory lock of this cap, so concurrent creates never pass it (``billing.limits``)."""
     cap = seats_of(Plan(org.plan))
@@ -126,7 +126,7 @@ async def _ensure_seat(session: AsyncSession, org: OrgContext) -> None:
 
 
 async def create_member(
-    session: AsyncSession, org: OrgContext, data: MemberCreate
+    session: AsyncSession, org: Principal, data: MemberCreate
 ) -> dict[str, Any]:
     now = utcnow()
     row = await _write(
@@ -157,7 +157,7 @@ async def create_member(
     return public
 
 
-async def _cap_keys(session: AsyncSession, org: OrgContext, member_id: str, role: str) -> bool:
+async def _cap_keys(session: AsyncSession, org: Principal, member_id: str, role: str) -> bool:
     """Lower the scopes of the member's live keys to what ``role`` allows; True when one
     changed (the caller announces it: every process drops its cached keys)."""
     keys = (
@@ -193,7 +193,7 @@ async def _cap_keys(session: AsyncSession, org: OrgContext, member_id: str, role
 
 
 async def update_member(
-    session: AsyncSession, org: OrgContext, member_id: str, changes: dict[str, Any]
+    session: AsyncSession, org: Principal, member_id: str, changes: dict[str, Any]
 ) -> dict[str, Any]:
     """PATCH ``email``, ``name``, ``role``. A lower role lowers the scopes of the member's
     keys at once."""
@@ -231,7 +231,7 @@ async def update_member(
     return after
 
 
-async def deactivate_member(session: AsyncSession, org: OrgContext, member_id: str) -> bool:
+async def deactivate_member(session: AsyncSession, org: Principal, member_id: str) -> bool:
     """Deactivate the member (again: nothing changes) and revoke its keys; True when keys
     were revoked (the caller drops this process's cached keys after the commit)."""
     member = await _load(session, member_id, lock=True)

@@ -16,9 +16,9 @@ from quart_schema import (
     validate_request,
 )
 
-from api import conditional_locks as locks
-from api.binding import current_org, db, requires_scope
-from api.conditional import conditional
+from api.http import conditional_locks as locks
+from api.http.binding import current_org, db, requires_scope
+from api.http.conditional import conditional
 from api.questions import diff, drafts, review
 from api.questions.draft_schemas import (
     DecisionBody,

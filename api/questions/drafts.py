@@ -6,8 +6,6 @@ sweep does it then (``publish_due_drafts``). Nothing here commits."""
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -16,7 +14,6 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.errors import ValidationFailed, field_error
-from api.members.context import author_of
 from api.questions.models import PublishSchedule, Question
 from api.questions.queries import load
 from api.questions.revisions import question_audit
@@ -28,8 +25,8 @@ from api.reviews.models import APPROVED, QuestionDraft
 from api.reviews.workflow import require_review
 from tenancy.audit import Actor
 from tenancy.clock import iso, utcnow
-from tenancy.context import OrgContext
 from tenancy.outbox import record_events
+from tenancy.principal import Principal
 from tenancy.schedule import mark_due
 
 # The fields a draft may change (public names) and the question's column of each.
@@ -109,7 +106,7 @@ async def _checked(session: AsyncSession, question: Question, changes: dict[str,
 
 
 async def save_draft(
-    session: AsyncSession, org: OrgContext, ref: str, changes: dict[str, Any]
+    session: AsyncSession, org: Principal, ref: str, changes: dict[str, Any]
 ) -> dict[str, Any]:
     """PUT: the draft becomes exactly ``changes``. A change clears approvals (a review asked
     for stays asked for: ``pending``) and a scheduled publish."""
@@ -123,7 +120,7 @@ async def save_draft(
         version=1,
         base_revision=question.revision_count,
         updated_by=actor,
-        author=author_of(org),
+        author=org.author,
         review_state=None,
         reviewer_ids=[],
         force=False,
@@ -163,7 +160,7 @@ def _upsert(stmt: Any, before: QuestionDraft | None) -> Any:
     )
 
 
-async def discard_draft(session: AsyncSession, org: OrgContext, ref: str) -> None:
+async def discard_draft(session: AsyncSession, org: Principal, ref: str) -> None:
     question, draft = await locked_draft(session, ref)
     public = draft_public(draft, question)
     await session.execute(delete(QuestionDraft).where(QuestionDraft.question_id == question.id))
@@ -183,7 +180,7 @@ def approved(draft: QuestionDraft) -> bool:
 
 async def publish_draft(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     ref: str,
     *,
     force: bool = False,
@@ -222,7 +219,7 @@ async def publish_draft(
 
 
 async def apply_draft(
-    session: AsyncSession, org: OrgContext, question: Question, draft: QuestionDraft
+    session: AsyncSession, org: Principal, question: Question, draft: QuestionDraft
 ) -> dict[str, Any]:
     """The draft's changes as one PATCH that also publishes; the draft is gone after."""
     changes = {**draft.changes, "status": PUBLISHED, "scheduledPublishAt": None}
@@ -233,17 +230,6 @@ async def apply_draft(
     )
     await record_events(session, org.id, [audit])
     return published
-
-
-@dataclass(frozen=True)
-class _SystemOrg(OrgContext):
-    """The org as the publish sweep acts for it: changes are the system's."""
-
-    system: Actor = dataclasses.field(default_factory=dict)
-
-    @property
-    def actor(self) -> Actor:
-        return self.system
 
 
 async def publish_due_drafts(session: AsyncSession, org_id: str, actor: Actor) -> int:
@@ -265,7 +251,7 @@ async def publish_due_drafts(session: AsyncSession, org_id: str, actor: Actor) -
         .scalars()
         .all()
     )
-    org = _SystemOrg(org_id, "", "FREE", "", "", (), system=actor)
+    org = Principal(org_id, "", "FREE", "", "", ("admin",), acting=tuple(sorted(actor.items())))
     review = await require_review(session) if due else False
     published = 0
     for draft in due:

@@ -33,7 +33,7 @@ from sqlalchemy.orm import aliased
 from api.categories.models import Category
 from api.errors import QuestionNotFound, ValidationFailed, field_error
 from api.external_ids import external_id_column, external_id_sql, imported_as
-from api.pagination import keyset_page
+from api.http.pagination import keyset_page
 from api.questions import read_drafts
 from api.questions.models import Question, QuestionRevision
 from api.questions.rules import LIVE

@@ -15,7 +15,6 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.errors import ValidationFailed
-from api.members.context import author_of, member_of
 from api.members.models import Member
 from api.questions.drafts import DRAFT_FIELDS, draft_public, locked_draft
 from api.questions.models import Question
@@ -25,8 +24,8 @@ from api.questions.rules import PUBLISHED, SCHEDULED, UNSET, state_on_create, st
 from api.reviews.errors import DraftChanged, MemberRequired, ReviewRequired, SelfApproval
 from api.reviews.models import APPROVED, PENDING, REJECTED, QuestionDraft
 from api.reviews.workflow import require_review
-from tenancy.context import OrgContext
 from tenancy.outbox import record_events
+from tenancy.principal import Principal
 
 GOING_LIVE = (PUBLISHED, SCHEDULED)
 
@@ -98,7 +97,7 @@ async def _active_members(session: AsyncSession, ids: list[str]) -> None:
 
 async def _emit(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     event: str,
     action: str,
     question_id: str,
@@ -110,7 +109,7 @@ async def _emit(
 
 
 async def request_review(
-    session: AsyncSession, org: OrgContext, ref: str, reviewer_ids: list[str]
+    session: AsyncSession, org: Principal, ref: str, reviewer_ids: list[str]
 ) -> dict[str, Any]:
     """Ask for review of the draft (optionally of named members); earlier decisions go."""
     reviewers = list(dict.fromkeys(reviewer_ids))
@@ -144,7 +143,7 @@ async def request_review(
 
 async def decide(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     ref: str,
     *,
     approve: bool,
@@ -154,13 +153,12 @@ async def decide(
     """Approve or reject the draft as it is now (``version``: the one the reviewer read; 409
     ``draft_changed`` when it moved on). Only a member decides (403 ``member_required``); the
     draft's last author may not approve it (403 ``self_approval``)."""
-    member = member_of(org)
-    if member is None:
+    if org.member_id is None:
         raise MemberRequired()
     question, draft = await locked_draft(session, ref)
     if version is not None and version != draft.version:
         raise DraftChanged()
-    if approve and draft.author == author_of(org):
+    if approve and draft.author == org.author:
         raise SelfApproval()
     state = APPROVED if approve else REJECTED
     await session.execute(

@@ -15,9 +15,10 @@ from quart_schema import (
     validate_request,
 )
 
-from api import conditional_locks as locks
 from api.analytics import recording
-from api.binding import (
+from api.errors import InsufficientScope, QuestionNotFound, ValidationFailed, field_error
+from api.http import conditional_locks as locks
+from api.http.binding import (
     chosen_locale,
     client_address,
     current_org,
@@ -26,9 +27,8 @@ from api.binding import (
     public_audience,
     requires_scope,
 )
-from api.conditional import conditional
-from api.errors import InsufficientScope, QuestionNotFound, ValidationFailed, field_error
-from api.pagination import list_body, list_json
+from api.http.conditional import conditional
+from api.http.pagination import list_body, list_json
 from api.questions import queries, review, service
 from api.questions.schemas import (
     IDEMPOTENCY_KEY_MAX,
@@ -41,8 +41,8 @@ from api.questions.schemas import (
     RevisionOut,
 )
 from api.schemas import Envelope, IdsBody, ListEnvelope, UpdatedCount
-from tenancy.context import OrgContext
 from tenancy.keys import is_public
+from tenancy.principal import Principal
 
 questions = Blueprint("questions", __name__, url_prefix="/questions")
 Result = tuple[dict[str, Any], int]
@@ -51,7 +51,7 @@ LIST_ENDPOINT = "api.questions.list_questions"
 READ_ENDPOINT = "api.questions.get_question"
 
 
-def _stamp(org: OrgContext) -> tuple[str, float]:
+def _stamp(org: Principal) -> tuple[str, float]:
     raw = recording.api_visitor(org.key_fingerprint, client_address())
     return recording.stamp(current_app.extensions, org.id, raw)
 

@@ -50,7 +50,7 @@ class QuestionListQuery(QueryArgs):
     q: str | None = Field(default=None, max_length=200)
     category: str | None = Field(default=None, max_length=200)
     status: Status | None = None
-    # The language to serve (else Accept-Language; api/binding.py negotiates it).
+    # The language to serve (else Accept-Language; api/http/binding.py negotiates it).
     locale: LocaleTag | None = None
     # The translators' worklist: the state of each question's translation in ``locale``.
     translation: TranslationState | None = None

@@ -57,10 +57,10 @@ from api.questions.schemas import QuestionCreate, question_public
 from api.search import searchable, text_vector, text_vector_of
 from billing.limits import ensure_within_cap
 from tenancy.clock import utcnow
-from tenancy.context import OrgContext
 from tenancy.generations import INSERT, note_write
 from tenancy.ids import looks_like_id, new_id
 from tenancy.outbox import events_written, outbox_insert_when, outbox_parameters, record_events
+from tenancy.principal import Principal
 from tenancy.schedule import mark_due
 
 # ---- create --------------------------------------------------------------------------------
@@ -68,7 +68,7 @@ from tenancy.schedule import mark_due
 
 async def create_question(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     body: QuestionCreate,
     *,
     idempotency_key: str | None = None,
@@ -226,7 +226,7 @@ def _create_statement(locale: str, events: int) -> Select[Any]:
 
 async def _insert_with_events(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     values_: dict[str, Any],
     events: list[str],
     *,
@@ -275,7 +275,7 @@ async def _insert_with_events(
 
 async def _emit_changes(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     action: str,
     before: dict[str, Any],
     after: dict[str, Any],
@@ -293,7 +293,7 @@ async def _emit_changes(
 
 async def _apply(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     question: Question,
     changes: dict[str, Any],
     action: str = "updated",
@@ -358,7 +358,7 @@ async def _apply(
 
 
 async def update_question(
-    session: AsyncSession, org: OrgContext, ref: str, changes: dict[str, Any]
+    session: AsyncSession, org: Principal, ref: str, changes: dict[str, Any]
 ) -> dict[str, Any]:
     """PATCH: ``changes`` maps the client's field names to the values sent. The row lock
     serializes concurrent PATCHes, so none loses its revision."""
@@ -366,7 +366,7 @@ async def update_question(
 
 
 async def restore_revision(
-    session: AsyncSession, org: OrgContext, ref: str, revision_id: str
+    session: AsyncSession, org: Principal, ref: str, revision_id: str
 ) -> dict[str, Any]:
     """Apply a revision's snapshot as a new PATCH (which writes its own revision)."""
     question = await load(session, ref, lock=True)
@@ -374,7 +374,7 @@ async def restore_revision(
     return await _apply(session, org, question, changes, "restored")
 
 
-async def delete_question(session: AsyncSession, org: OrgContext, ref: str) -> None:
+async def delete_question(session: AsyncSession, org: Principal, ref: str) -> None:
     """Soft delete: invisible at once, its slug free; purged after 30 days."""
     question = await load(session, ref, lock=True)
     before = question_public(question)
@@ -396,7 +396,7 @@ async def _lock_live(session: AsyncSession, where: ColumnElement[bool]) -> dict[
 
 async def _update_each(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     befores: dict[str, dict[str, Any]],
     where: ColumnElement[bool],
     field: str,
@@ -425,7 +425,7 @@ async def _update_each(
     return len(rows)
 
 
-async def reorder_questions(session: AsyncSession, org: OrgContext, ids: list[str]) -> int:
+async def reorder_questions(session: AsyncSession, org: Principal, ids: list[str]) -> int:
     """Index i becomes order i, all or nothing. Each question whose order changes gets a
     revision and a ``question.updated`` event; the reorder is one ``reordered`` audit entry
     (no resource id; before/after: id -> order of the questions whose order changed)."""
@@ -460,7 +460,7 @@ async def reorder_questions(session: AsyncSession, org: OrgContext, ids: list[st
 
 
 async def move_to_category(
-    session: AsyncSession, org: OrgContext, from_category_id: str, to_category_id: str
+    session: AsyncSession, org: Principal, from_category_id: str, to_category_id: str
 ) -> int:
     """Move every live question of one category to another (category merge and forced delete):
     each moved question is locked, gets a revision, a ``question.updated`` event and an

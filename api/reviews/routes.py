@@ -7,8 +7,8 @@ from typing import Any
 from quart import Blueprint
 from quart_schema import document_response, validate_querystring
 
-from api.binding import cursors, db, requires_scope
-from api.pagination import list_body
+from api.http.binding import cursors, db, requires_scope
+from api.http.pagination import list_body
 from api.questions import review
 from api.questions.draft_schemas import DraftOut, ReviewListQuery
 from api.schemas import ListEnvelope

@@ -15,7 +15,7 @@ from billing.errors import PlanRequired
 from billing.plans import Plan, allows_review
 from tenancy.audit import audit_change
 from tenancy.clock import utcnow
-from tenancy.context import OrgContext
+from tenancy.principal import Principal
 
 FIELD = "workflow"  # in the settings audit entry
 
@@ -29,7 +29,7 @@ async def get_workflow(session: AsyncSession) -> dict[str, Any]:
     return {"requireReview": await require_review(session)}
 
 
-async def update_workflow(session: AsyncSession, org: OrgContext, changes: Any) -> dict[str, Any]:
+async def update_workflow(session: AsyncSession, org: Principal, changes: Any) -> dict[str, Any]:
     """PATCH ``{"requireReview": bool}``; turning it on needs PRO (403 ``plan_required``);
     turning it off is always allowed (after a downgrade too)."""
     value = changes.get("requireReview")

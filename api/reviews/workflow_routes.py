@@ -9,9 +9,9 @@ from typing import Any
 from quart import Blueprint
 from quart_schema import document_response, validate_request
 
-from api import conditional_locks as locks
-from api.binding import current_org, db, requires_scope
-from api.conditional import conditional
+from api.http import conditional_locks as locks
+from api.http.binding import current_org, db, requires_scope
+from api.http.conditional import conditional
 from api.reviews import workflow
 from api.schemas import Envelope
 from api.settings.schemas import WorkflowOut, WorkflowPatch

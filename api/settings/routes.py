@@ -7,11 +7,11 @@ from typing import Any
 from quart import Blueprint, request
 from quart_schema import document_response, validate_request
 
-from api import conditional_locks as locks
-from api.binding import current_org, db, requires_scope, tenancy
-from api.conditional import conditional
 from api.helpcenter import theming
 from api.helpcenter.assets import bounded_body
+from api.http import conditional_locks as locks
+from api.http.binding import current_org, db, requires_scope, tenancy
+from api.http.conditional import conditional
 from api.schemas import Envelope
 from api.settings import service, workflow_part
 from api.settings.schemas import SettingsOut, SettingsUpdate

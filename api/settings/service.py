@@ -26,10 +26,10 @@ from api.translations.models import CategoryTranslation, QuestionTranslation
 from billing.errors import PlanLimitReached
 from billing.plans import Plan, cap_of
 from tenancy.audit import audit_change, record_audit
-from tenancy.context import OrgContext
 from tenancy.generations import note_write
 from tenancy.keys import notify_tenancy_changed
 from tenancy.models import Organization
+from tenancy.principal import Principal
 from tenancy.transactions import once_per_transaction
 
 AUDIT_ACTION = "settings_changed"  # the category-era ``audit_log`` (resource "organization")
@@ -45,7 +45,7 @@ def _help_center(stored: dict[str, Any] | None, name: str, slug: str = "") -> di
     return help_center.public(stored, name, slug)
 
 
-async def get_settings(session: AsyncSession, org: OrgContext) -> dict[str, Any]:
+async def get_settings(session: AsyncSession, org: Principal) -> dict[str, Any]:
     row = (
         await session.execute(
             select(
@@ -110,7 +110,7 @@ async def _in_use(session: AsyncSession, tags: list[str]) -> list[str]:
 
 
 async def update_settings(
-    session: AsyncSession, org: OrgContext, changes: dict[str, Any]
+    session: AsyncSession, org: Principal, changes: dict[str, Any]
 ) -> dict[str, Any]:
     """PATCH: ``changes`` maps the client's field names (``defaultLocale``, ``locales``) to
     the values sent."""
@@ -207,7 +207,7 @@ async def update_settings(
     return after
 
 
-async def ensure_locale_enabled(session: AsyncSession, org: OrgContext, locale: str) -> None:
+async def ensure_locale_enabled(session: AsyncSession, org: Principal, locale: str) -> None:
     """For writers of translations: ``locale`` is enabled in the org row (not only in the
     cached context), and stays so until this transaction ends (``FOR NO KEY UPDATE``, as
     the PATCH takes: a PATCH removing it waits, then sees the translation). Read once per

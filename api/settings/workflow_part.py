@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from api.errors import ValidationFailed, field_error
 from api.reviews import workflow
 from api.settings.schemas import SettingsUpdate
-from tenancy.context import OrgContext
+from tenancy.principal import Principal
 
 FIELD = "workflow"
 
@@ -30,7 +30,7 @@ def changes_of(data: SettingsUpdate) -> dict[str, Any] | None:
 
 async def with_workflow(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     settings: dict[str, Any],
     changes: dict[str, Any] | None = None,
 ) -> dict[str, Any]:

@@ -16,8 +16,8 @@ from pydantic import Field
 from quart import Blueprint, Response, request
 from quart_schema import document_response, validate_querystring
 
-from api.binding import current_org, db, requires_scope, tenancy
 from api.errors import ServiceError, field_error
+from api.http.binding import current_org, db, requires_scope, tenancy
 from api.schemas import Envelope, QueryArgs, ResponseModel
 from api.translations import files
 from api.translations.xliff import MEDIA_TYPE

@@ -57,9 +57,9 @@ from api.translations.xliff import (
     parse_document,
     units_xml,
 )
-from tenancy.context import OrgContext
 from tenancy.db import read_rows
 from tenancy.errors import ServiceError, ValidationFailed, field_error
+from tenancy.principal import Principal
 
 EXPORT_MAX_CHARS = 32 * 2**20  # source and target text of one export, in characters
 EXPORT_BATCH_ROWS = 500  # resources of one read of an export, at most
@@ -81,7 +81,7 @@ class ExportTooLarge(ServiceError):
 # ---- export --------------------------------------------------------------------------------
 
 
-def export_locale(org: OrgContext, locale: str | None) -> str:
+def export_locale(org: Principal, locale: str | None) -> str:
     """The requested locale in canonical case, when enabled; else 400 on field ``locale``."""
     tag = canonical_tag(locale) if locale else None
     if tag is None or tag not in org.locales:
@@ -190,7 +190,7 @@ class ExportPlan:
     source_locales: list[str]  # one <file> each, in order
 
 
-async def plan_export(session: AsyncSession, org: OrgContext, locale: str | None) -> ExportPlan:
+async def plan_export(session: AsyncSession, org: Principal, locale: str | None) -> ExportPlan:
     """400 unless ``locale`` is enabled, 413 past ``EXPORT_MAX_CHARS``: before anything
     streams."""
     tag = export_locale(org, locale)
@@ -324,7 +324,7 @@ def _split_id(unit_id: str) -> tuple[str, str, str] | None:
     return parts[0], parts[1], parts[2]
 
 
-def _gather(org: OrgContext, units: list[ImportUnit], result: ImportResult) -> list[Pending]:
+def _gather(org: Principal, units: list[ImportUnit], result: ImportResult) -> list[Pending]:
     """Units with a target, grouped per (resource, locale); checks that need no database."""
     pending: dict[tuple[str, str, str], Pending] = {}
     seen: set[tuple[str, str]] = set()
@@ -423,11 +423,11 @@ def _fail_group(group: Pending, result: ImportResult, code: str, issue: str) -> 
     group.failed = True
 
 
-def _read_units(org: OrgContext, body: bytes, result: ImportResult) -> list[Pending]:
+def _read_units(org: Principal, body: bytes, result: ImportResult) -> list[Pending]:
     return _gather(org, parse_document(body), result)
 
 
-async def import_document(session: AsyncSession, org: OrgContext, body: bytes) -> dict[str, Any]:
+async def import_document(session: AsyncSession, org: Principal, body: bytes) -> dict[str, Any]:
     """Write the targets of an XLIFF document as draft translations; per-unit errors."""
     result = ImportResult()
     # Parsing and grouping are CPU-bound (about 1.5 s for a 1 MiB file of 11,000 units): off

@@ -29,9 +29,9 @@ from api.settings.service import ensure_locale_enabled
 from api.translations.models import CategoryTranslation, QuestionTranslation, source_digest
 from tenancy.audit import AUDIT_EVENT, audit_payload, record_audit
 from tenancy.clock import iso, utcnow
-from tenancy.context import OrgContext
 from tenancy.ids import looks_like_id
 from tenancy.outbox import record_events
+from tenancy.principal import Principal
 
 DRAFT = "draft"
 QUESTION_UPDATED = "question.translation.updated"
@@ -81,7 +81,7 @@ def category_digest(category: Any) -> str:
 # ---- the locale of a translation -----------------------------------------------------------
 
 
-def translation_locale(org: OrgContext, resource_locale: str, locale: str) -> str:
+def translation_locale(org: Principal, resource_locale: str, locale: str) -> str:
     """``locale`` in canonical case when it names an enabled locale other than the resource's
     own; else 400 ``validation_failed`` on field ``locale``."""
     tag = canonical_tag(locale)
@@ -110,7 +110,7 @@ _CREATED: ColumnElement[bool] = literal_column("xmax = 0").label("created")
 
 async def write_question_translation(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     question_id: str,
     locale: str,
     fields: dict[str, Any],
@@ -164,7 +164,7 @@ async def write_question_translation(
 
 async def write_category_translation(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     category_id: str,
     locale: str,
     fields: dict[str, Any],
@@ -235,7 +235,7 @@ async def _locked_before(
 
 
 def _audit(
-    org: OrgContext, resource: str, resource_id: str, action: str, before: Any, after: Any
+    org: Principal, resource: str, resource_id: str, action: str, before: Any, after: Any
 ) -> tuple[str, dict[str, Any]]:
     """The ``audit`` outbox event of a translation write, recorded with its other event."""
     data = audit_payload(
@@ -288,7 +288,7 @@ async def list_question_translations(session: AsyncSession, ref: str) -> list[di
 
 
 async def get_question_translation(
-    session: AsyncSession, org: OrgContext, ref: str, locale: str
+    session: AsyncSession, org: Principal, ref: str, locale: str
 ) -> dict[str, Any]:
     question = await _question(session, ref)
     tag = translation_locale(org, question.locale, locale)
@@ -306,7 +306,7 @@ async def get_question_translation(
 
 async def put_question_translation(
     session: AsyncSession,
-    org: OrgContext,
+    org: Principal,
     ref: str,
     locale: str,
     fields: dict[str, Any],
@@ -320,7 +320,7 @@ async def put_question_translation(
 
 
 async def delete_question_translation(
-    session: AsyncSession, org: OrgContext, ref: str, locale: str
+    session: AsyncSession, org: Principal, ref: str, locale: str
 ) -> None:
     question = await _question(session, ref)
     tag = translation_locale(org, question.locale, locale)
@@ -357,7 +357,7 @@ async def list_category_translations(session: AsyncSession, ref: str) -> list[di
 
 
 async def get_category_translation(
-    session: AsyncSession, org: OrgContext, ref: str, locale: str
+    session: AsyncSession, org: Principal, ref: str, locale: str
 ) -> dict[str, Any]:
     category = await _category(session, ref)
     tag = translation_locale(org, category.locale, locale)
@@ -374,7 +374,7 @@ async def get_category_translation(
 
 
 async def put_category_translation(
-    session: AsyncSession, org: OrgContext, ref: str, locale: str, fields: dict[str, Any]
+    session: AsyncSession, org: Principal, ref: str, locale: str, fields: dict[str, Any]
 ) -> tuple[dict[str, Any], bool]:
     category = await _category(session, ref)
     tag = translation_locale(org, category.locale, locale)
@@ -384,7 +384,7 @@ async def put_category_translation(
 
 
 async def delete_category_translation(
-    session: AsyncSession, org: OrgContext, ref: str, locale: str
+    session: AsyncSession, org: Principal, ref: str, locale: str
 ) -> None:
     category = await _category(session, ref)
     tag = translation_locale(org, category.locale, locale)

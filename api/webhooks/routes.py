@@ -7,11 +7,11 @@ from typing import Any
 from quart import Blueprint
 from quart_schema import document_response, validate_querystring, validate_request
 
-from api import conditional_locks as locks
-from api.binding import current_org, cursors, db, requires_scope
-from api.conditional import conditional
 from api.errors import ValidationErrorCode
-from api.pagination import list_body
+from api.http import conditional_locks as locks
+from api.http.binding import current_org, cursors, db, requires_scope
+from api.http.conditional import conditional
+from api.http.pagination import list_body
 from api.schemas import Envelope, ListEnvelope, utc
 from api.webhooks import service
 from api.webhooks.schemas import (

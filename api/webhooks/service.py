@@ -29,9 +29,9 @@ from api.webhooks.url_safety import UnsafeUrl, check_url
 from billing.limits import ensure_room, ensure_webhooks_allowed
 from tenancy.audit import AUDIT_EVENT, Actor, audit_change, audit_payload
 from tenancy.clock import utcnow
-from tenancy.context import OrgContext
 from tenancy.ids import looks_like_id, new_id
 from tenancy.outbox import record_events
+from tenancy.principal import Principal
 from tenancy.schedule import mark_due
 from tenancy.settings import get_settings
 
@@ -95,7 +95,7 @@ async def _live_webhooks(session: AsyncSession) -> int:
 
 
 async def create_webhook(
-    session: AsyncSession, org: OrgContext, body: WebhookCreate
+    session: AsyncSession, org: Principal, body: WebhookCreate
 ) -> dict[str, Any]:
     ensure_webhooks_allowed(org.plan)
     events = _checked_events(body.events)
@@ -177,7 +177,7 @@ def _update_audits(
 
 
 async def update_webhook(
-    session: AsyncSession, org: OrgContext, webhook_id: str, changes: dict[str, Any]
+    session: AsyncSession, org: Principal, webhook_id: str, changes: dict[str, Any]
 ) -> dict[str, Any]:
     """PATCH: ``changes`` maps the client's field names to the values sent. Audited (changed
     fields only); a PATCH that changes nothing writes nothing."""
@@ -218,7 +218,7 @@ async def stop_pending_deliveries(session: AsyncSession, webhook_id: str) -> int
     return len(result.all())
 
 
-async def delete_webhook(session: AsyncSession, org: OrgContext, webhook_id: str) -> None:
+async def delete_webhook(session: AsyncSession, org: Principal, webhook_id: str) -> None:
     """Soft delete: the webhook disappears, gets no new deliveries, its retries stop."""
     webhook = await _load(session, webhook_id, lock=True)
     await audit_change(
@@ -316,7 +316,7 @@ def _require_active(webhook: Webhook) -> None:
         raise WebhookInactive()
 
 
-async def send_test(session: AsyncSession, org: OrgContext, webhook_id: str) -> dict[str, Any]:
+async def send_test(session: AsyncSession, org: Principal, webhook_id: str) -> dict[str, Any]:
     """A synthetic ping: ``event: "ping"``, ``data: {"webhookId": …}``."""
     webhook = await _load(session, webhook_id, lock=True)
     _require_active(webhook)
@@ -365,7 +365,7 @@ async def list_deliveries(
 
 
 async def replay_delivery(
-    session: AsyncSession, org: OrgContext, webhook_id: str, delivery_id: str
+    session: AsyncSession, org: Principal, webhook_id: str, delivery_id: str
 ) -> dict[str, Any]:
     """Re-fire a past delivery: same event and data, a new delivery id, ``replayOf`` set."""
     webhook = await _load(session, webhook_id, lock=True)
@@ -379,7 +379,7 @@ async def replay_delivery(
     return delivery_public(delivery)
 
 
-async def recover(session: AsyncSession, org: OrgContext, webhook_id: str, since: datetime) -> int:
+async def recover(session: AsyncSession, org: Principal, webhook_id: str, since: datetime) -> int:
     """Replay every failed delivery of the webhook created since ``since`` (<= 14 days) that
     no delivery replays yet: one an earlier recover or replay re-sent is left alone (the newest
     failure of a chain is re-sent, never its ancestors), so repeated calls cannot multiply the

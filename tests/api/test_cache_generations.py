@@ -12,8 +12,8 @@ from sqlalchemy import select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from api.http.response_cache import ResponseCache
 from api.questions.models import Question
-from api.response_cache import ResponseCache
 from tasks.publishing import publish_due_questions
 from tenancy.db import tenant_session
 from tests.api.questions.helpers import create

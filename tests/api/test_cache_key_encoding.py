@@ -15,8 +15,8 @@ from urllib.parse import parse_qsl
 from quart import Quart
 from werkzeug.datastructures import MultiDict
 
-from api.fast_path import CachedReads
-from api.response_cache import ResponseCache, page_key, read_key
+from api.http.fast_path import CachedReads
+from api.http.response_cache import ResponseCache, page_key, read_key
 from tests.api.helpcenter.helpers import enable
 from tests.api.helpcenter.helpers import question as hc_question
 from tests.api.keys.helpers import as_key, make_public_key

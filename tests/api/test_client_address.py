@@ -14,8 +14,8 @@ from pydantic import ValidationError
 from quart import Quart
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from api.binding import client_address, peer_is_trusted_proxy
-from api.client_addresses import forwarded_client, rate_subject
+from api.http.binding import client_address, peer_is_trusted_proxy
+from api.http.client_addresses import forwarded_client, rate_subject
 from tenancy.redis import connect
 from tenancy.settings import Settings, get_settings
 from tests.api.helpcenter.helpers import enable

@@ -12,7 +12,7 @@ from quart import Quart
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from api.fast_path import CachedReads
+from api.http.fast_path import CachedReads
 from api.questions.models import QuestionRevision as Revision
 from tenancy.db import tenant_session
 from tests.api.questions.helpers import create

@@ -1,4 +1,4 @@
-"""Cache hits answered before Quart (``api.fast_path``, issue 14): the same status, body and
+"""Cache hits answered before Quart (``api.http.fast_path``, issue 14): the same status, body and
 headers as the Quart path, the same rules (key, scope, org, rate limit counted once, locale,
 read-your-writes), and everything it does not serve left to Quart unchanged."""
 
@@ -10,7 +10,7 @@ from typing import Any
 from quart import Quart
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from api.fast_path import CachedReads
+from api.http.fast_path import CachedReads
 from tests.api.keys.helpers import SITE, as_key, make_key, make_public_key
 from tests.api.questions.helpers import create
 from tests.api.translations.test_reading import enable_locales, translate

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.openapi_text import first_sentence, summary_and_description
+from api.http.openapi_text import first_sentence, summary_and_description
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from typing import Any
 
 from quart import Quart
 
-from api.response_cache import ResponseCache
+from api.http.response_cache import ResponseCache
 from tests.fixtures.orgs import OrgClient
 
 

@@ -390,7 +390,7 @@ def test_ingress_routes_the_help_center(production_manifests: list[Manifest]) ->
 def test_the_client_is_taken_behind_the_pod_network_only(default_manifests: list[Manifest]) -> None:
     """X-Forwarded-For is believed from the private networks pods live in (the ingress
     controller's), never from anyone; the deprecated boolean stays off."""
-    from api.client_addresses import forwarded_client
+    from api.http.client_addresses import forwarded_client
     from tenancy.settings import Settings
 
     config = find(default_manifests, "ConfigMap", "faq-config")["data"]

@@ -111,7 +111,7 @@ async def test_connection_lost_at_commit_is_a_503(
             )
         await real_commit(session)
 
-    monkeypatch.setattr("api.binding.commit", commit_on_a_dropped_connection)
+    monkeypatch.setattr("api.http.binding.commit", commit_on_a_dropped_connection)
     r = await org.post("/categories", json={"name": "Lost at commit"}, scope="write")
     assert r.status_code == 503
     body = await r.get_json()

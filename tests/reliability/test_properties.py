@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from api.app import _too_deep
 from api.errors import ValidationErrorCode, ValidationFailed
-from api.pagination import CursorCodec
+from api.http.pagination import CursorCodec
 from api.slugs import SLUG_RE, is_valid_slug, slugify, with_suffix
 
 codec = CursorCodec("property-test-secret")

@@ -14,7 +14,7 @@ from quart import Quart
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from api.binding import Tenancy
+from api.http.binding import Tenancy
 from tenancy.db import shared_session
 from tenancy.keys import hash_key, revoke_key
 from tenancy.settings import get_settings

@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.analytics import recording
 from api.analytics.recording import normalise_query, recorder_for, search_events
-from api.binding import Tenancy
 from api.helpcenter.visitors import VISITOR_COOKIE, new_visitor_token
+from api.http.binding import Tenancy
 from tasks.analytics import collect
 from tenancy.db import tenant_session
 from tenancy.redis import loop_client

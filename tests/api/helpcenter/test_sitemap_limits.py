@@ -17,7 +17,7 @@ from billing.plans import Plan, cap_of
 from tests.conftest import OrgFactory
 from tests.reliability.test_memory_helpcenter import many_locales
 
-CACHE_ENTRY_MAX = 128 * 2**20 // 8  # api/response_cache.py: an entry is at most 1/8 of it
+CACHE_ENTRY_MAX = 128 * 2**20 // 8  # api/http/response_cache.py: an entry is at most 1/8 of it
 
 
 @pytest.mark.parametrize("count", [1, 2, 5, 20, 100])

@@ -16,42 +16,38 @@ may share the address). Counting fails open when Redis is unreachable.
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from quart import Response, current_app, g, request
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from api.client_addresses import client_behind_proxies, is_trusted, parse_address
 from api.errors import (
-    InsufficientScope,
-    OrgNotFound,
     RateLimited,
-    Unauthorized,
     ValidationFailed,
     field_error,
 )
-from api.etags import ETAG, IF_NONE_MATCH, LIST_READS, list_tag, none_match
-from api.keys.usage import KeyUsage
-from api.locales import LocaleNotEnabled, negotiate
-from api.org_inflight import Slot
-from api.org_inflight import for_app as org_inflight
-from api.pagination import CursorCodec
-from api.rate_limit import RateDecision, RateLimiter
-from api.response_cache import (
+from api.http.authentication import authenticate, bearer_token
+from api.http.client_addresses import client_behind_proxies, is_trusted, parse_address
+from api.http.etags import ETAG, IF_NONE_MATCH, LIST_READS, list_tag, none_match
+from api.http.org_inflight import Slot
+from api.http.org_inflight import for_app as org_inflight
+from api.http.pagination import CursorCodec
+from api.http.rate_limit import RateDecision, RateLimiter
+from api.http.response_cache import (
     CACHEABLE_ENDPOINTS,
     LOCALIZED_ENDPOINTS,
     ResponseCache,
     has_next_page,
     read_key,
 )
-from tenancy.clock import utcnow
-from tenancy.context import OrgContext
+from api.keys.usage import KeyUsage
+from api.locales import LocaleNotEnabled, negotiate
 from tenancy.db import tenant_session
-from tenancy.directory import Directory, KeyRecord
+from tenancy.directory import Directory
 from tenancy.generations import ITEMS, LISTS, generation_key, initial_generation
-from tenancy.keys import grants, hash_key, is_public
+from tenancy.keys import is_public
+from tenancy.principal import Principal
 from tenancy.settings import Settings
 from tenancy.transactions import commit, discard_after_commit
 
@@ -64,7 +60,7 @@ SCOPE_ATTRIBUTE = "_faq_required_scope"
 PUBLIC_ATTRIBUTE = "_faq_public_read"
 # Appended to the locale part of a cached read's key for publishable keys (published only).
 PUBLIC_AUDIENCE = "\x00public"
-# The rate decision ``api.fast_path`` already counted for a request it handed over (in the
+# The rate decision ``api.http.fast_path`` already counted for a request it handed over (in the
 # ASGI scope): the request is counted once.
 HANDED_DECISION = "faq.rate_decision"
 NOT_HANDED = object()
@@ -119,8 +115,8 @@ def tenancy() -> Tenancy:
     return ext
 
 
-def current_org() -> OrgContext:
-    org: OrgContext = g.org
+def current_org() -> Principal:
+    org: Principal = g.org
     return org
 
 
@@ -136,7 +132,7 @@ def chosen_locale() -> str:
     return locale if locale is not None else current_org().default_locale
 
 
-def negotiate_locale(org: OrgContext) -> str:
+def negotiate_locale(org: Principal) -> str:
     """The locale of a read of questions or categories (``api.locales.negotiate``): kept in
     ``g.locale``; ``Vary: Accept-Language`` when that header chose it. A ``?locale=`` not
     enabled for the org is 400 ``validation_failed`` (field ``locale``)."""
@@ -160,31 +156,9 @@ def cursors() -> CursorCodec:
     return codec
 
 
-def bearer_token(header: str) -> str | None:
-    """The key of an ``Authorization: Bearer <key>`` header; None for any other header."""
-    scheme, _, token = header.partition(" ")
-    token = token.strip()
-    return token if scheme.lower() == "bearer" and token else None
-
-
-def key_accepted(key: KeyRecord | None, token: str) -> bool:
-    """The key exists, is neither revoked nor expired, and is the one presented (the lookup is
-    by hash; comparing again in constant time leaks no timing through an early exit)."""
-    if key is None or key.revoked or not hmac.compare_digest(hash_key(token)[:16], key.fingerprint):
-        return False
-    return not key.expired(utcnow())
-
-
-def _bearer_token() -> str:
-    token = bearer_token(request.headers.get("Authorization", ""))
-    if token is None:
-        raise Unauthorized()
-    return token
-
-
 def client_address() -> str:
     """The client's address: the peer's, or behind a trusted proxy (``FAQ_TRUSTED_PROXIES``)
-    the right-most ``X-Forwarded-For`` hop that is not one (``api.client_addresses``); with
+    the right-most ``X-Forwarded-For`` hop that is not one (``api.http.client_addresses``); with
     the deprecated ``FAQ_TRUST_FORWARDED_FOR`` alone, the last hop."""
     settings: Settings = current_app.extensions["settings"]
     return client_behind_proxies(
@@ -204,43 +178,26 @@ def peer_is_trusted_proxy() -> bool:
     return peer is not None and is_trusted(peer, networks)
 
 
-async def refuse_key() -> NoReturn:
-    """401, or 429 once the client's address failed too often in the current minute."""
-    ext = tenancy()
-    if ext.rate_limiter is not None:
-        settings: Settings = current_app.extensions["settings"]
-        decision = await ext.rate_limiter.failed_authentication(
-            client_address(), settings.faq_auth_failures_per_minute
-        )
-        if decision is not None and not decision.allowed:
-            raise RateLimited(
-                "Too many failed authentications from this address.",
-                headers={"Retry-After": str(decision.reset_seconds)},
-            )
-    raise Unauthorized()
-
-
 async def bind_request_to_org() -> Response | None:
     view = current_app.view_functions[request.endpoint or ""]
     required = getattr(view, SCOPE_ATTRIBUTE, None)
     if required is None:
         raise RuntimeError(f"view {request.endpoint} declares no scope")
-    token = _bearer_token()
     ext = tenancy()
-    key = await ext.directory.key(token)
-    g.key_member_id = key.member_id if key is not None else None  # api/members/binding.py
-    if not key_accepted(key, token):
-        await refuse_key()
-    assert key is not None
-    public = is_public(key.scopes)
+    settings: Settings = current_app.extensions["settings"]
+    principal, key, org = await authenticate(
+        ext.directory,
+        ext.rate_limiter,
+        bearer_token(request.headers.get("Authorization", "")),
+        g.get("org_slug", ""),
+        address=client_address(),
+        failures_per_minute=settings.faq_auth_failures_per_minute,
+    )
+    public = principal.public
     if public:
-        g.cors_origins = key.allowed_origins  # api/cors.py
+        g.cors_origins = key.allowed_origins  # api/http/cors.py
     else:
         g.secret_key = True
-    slug: str = g.get("org_slug", "")
-    org = await ext.directory.org(slug)
-    if org is None or org.id != key.org_id:
-        raise OrgNotFound()
     cacheable = (
         ext.cache is not None
         and ext.cache.enabled
@@ -250,14 +207,13 @@ async def bind_request_to_org() -> Response | None:
     generation: bytes | None = None
     generation_kind = ITEMS if request.endpoint in ITEM_READS else LISTS
     decision: RateDecision | None = None
-    # Counted already by ``api.fast_path``, which handed the request over:
+    # Counted already by ``api.http.fast_path``, which handed the request over:
     handed = cast(dict[str, Any], request.scope).pop(HANDED_DECISION, NOT_HANDED)
     if handed is not NOT_HANDED:
         decision = cast(RateDecision | None, handed)
     elif ext.rate_limiter is not None:
         also_get = generation_key(org.schema_name, generation_kind) if cacheable else None
         if public:
-            settings: Settings = current_app.extensions["settings"]
             decision = await ext.rate_limiter.hit_public(
                 key.fingerprint,
                 org.plan,
@@ -280,19 +236,10 @@ async def bind_request_to_org() -> Response | None:
                 message,
                 headers={**decision.headers(), "Retry-After": str(decision.reset_seconds)},
             )
-    if not (grants(key.scopes, required) or (public and getattr(view, PUBLIC_ATTRIBUTE, False))):
-        raise InsufficientScope(f"This operation requires the {required!r} scope.")
+    if not (public and getattr(view, PUBLIC_ATTRIBUTE, False)):
+        principal.require(required)
     key_usage().seen(key.fingerprint)
-    g.org = OrgContext(
-        org.id,
-        org.slug,
-        org.plan,
-        org.schema_name,
-        key.fingerprint,
-        key.scopes,
-        org.default_locale,
-        org.locales,
-    )
+    g.org = principal
     locale = negotiate_locale(g.org) if request.endpoint in LOCALIZED_ENDPOINTS else ""
     if cacheable and ext.cache is not None and decision is not None:
         if generation is None:
@@ -318,7 +265,7 @@ async def bind_request_to_org() -> Response | None:
 
 
 async def take_org_slot(org_id: Any) -> None:
-    """A place in the org's share of this process (``api.org_inflight``), given back in
+    """A place in the org's share of this process (``api.http.org_inflight``), given back in
     ``close_request_session``; 429 when the org's share stays full."""
     slot = await org_inflight(current_app.extensions).acquire(org_id, request.method)
     if slot is None:

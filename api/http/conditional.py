@@ -1,15 +1,15 @@
 """Conditional requests (issue 30: no lost updates), the Quart side; the tags are
-``api.etags``'.
+``api.http.etags``'.
 
 - Every ``200`` ``GET`` under ``/api/v1`` carries an ``ETag`` (``tag_response``): strong for a
-  single resource, weak for a list (``api.etags``), and is answered ``304 Not Modified`` when
+  single resource, weak for a list (``api.http.etags``), and is answered ``304 Not Modified`` when
   ``If-None-Match`` names it (``answer_not_modified``, after the commit and the response cache
   took the body). A list the response cache keys on the org's generation is answered 304 by
-  ``api.binding`` before it is read; a cache hit by ``api.fast_path`` before Quart.
+  ``api.http.binding`` before it is read; a cache hit by ``api.http.fast_path`` before Quart.
 - A write route marked ``@conditional(lock)`` (``PATCH``, ``PUT``, ``DELETE`` of one resource)
   honours ``If-Match`` and ``If-None-Match`` (``check_preconditions``, run by the view once
   quart-schema validated its input, so a bad body is 400 first): in the request's
-  transaction it takes ``lock`` (``api.conditional_locks``), reads the resource's current
+  transaction it takes ``lock`` (``api.http.conditional_locks``), reads the resource's current
   representation as ``GET`` of the same URL would answer it (the ``GET`` view itself, in the
   locale the request negotiates), and compares. A failed precondition is 412
   ``precondition_failed`` with the current resource in ``data`` and its ``ETag``. The lock
@@ -49,17 +49,17 @@ from quart import Response, current_app, g, request
 from quart.wrappers.response import DataBody
 from werkzeug.exceptions import HTTPException
 
-from api import etags
-from api.binding import current_org, db, negotiate_locale
-from api.conditional_locks import Lock
 from api.errors import PreconditionFailed, ServiceError
-from api.response_cache import LOCALIZED_ENDPOINTS
+from api.http import etags
+from api.http.binding import current_org, db, negotiate_locale
+from api.http.conditional_locks import Lock
+from api.http.response_cache import LOCALIZED_ENDPOINTS
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONDITIONAL_ATTRIBUTE = "_faq_conditional"
 WRITES = frozenset({"PATCH", "PUT", "DELETE"})
 READS = frozenset({"GET", "HEAD"})
-# ``g`` entries: the tag ``api.binding`` made for a list keyed on the generation.
+# ``g`` entries: the tag ``api.http.binding`` made for a list keyed on the generation.
 LIST_TAG = "list_etag"
 
 
@@ -196,7 +196,7 @@ def not_modified(response: Response) -> Response:
 
 async def answer_not_modified(response: Response) -> Response:
     """A read whose ``ETag`` the client names in ``If-None-Match``: 304 (``after_request``,
-    after the commit). A 304 made before (``api.binding``'s of a list) loses its body's
+    after the commit). A 304 made before (``api.http.binding``'s of a list) loses its body's
     headers here."""
     if response.status_code == 304:
         return not_modified(response)

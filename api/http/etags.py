@@ -1,6 +1,6 @@
 """Entity tags (issue 30): what a response's ``ETag`` is and whether a request's ``If-Match``
-or ``If-None-Match`` names it. No Quart here: ``api.conditional`` (the Quart side),
-``api.binding`` and ``api.fast_path`` (before Quart) share these rules.
+or ``If-None-Match`` names it. No Quart here: ``api.http.conditional`` (the Quart side),
+``api.http.binding`` and ``api.http.fast_path`` (before Quart) share these rules.
 
 - A single resource's tag is strong: a digest of the exact body bytes a ``GET`` of it sends
   (``strong``), so it changes whenever the representation does, the locale it is served in
@@ -25,7 +25,7 @@ from werkzeug.http import parse_etags, quote_etag, unquote_etag
 ETAG = "ETag"
 IF_MATCH = "If-Match"
 IF_NONE_MATCH = "If-None-Match"
-LIST_PREFIX = b'{"data":['  # how every list body starts (orjson, ``api.pagination``)
+LIST_PREFIX = b'{"data":['  # how every list body starts (orjson, ``api.http.pagination``)
 # Bodies above this are digested in a thread (about 0.3 ms of the loop at most on a loaded
 # machine): a page of revisions may hold megabytes.
 OFF_LOOP_BYTES = 64 * 1024
@@ -68,7 +68,7 @@ async def for_body_off_loop(body: bytes) -> str:
 
 def list_tag(generation: bytes, read_key: str) -> str:
     """The weak tag of a list keyed on the org's generation: the generation and the read's
-    cache key (``api.response_cache.read_key``: path, parameters, locale and audience)."""
+    cache key (``api.http.response_cache.read_key``: path, parameters, locale and audience)."""
     return quote_etag(f"g{generation.decode('ascii', 'replace')}.{read_key[:24]}", weak=True)
 
 

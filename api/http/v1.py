@@ -1,4 +1,4 @@
-"""``/api/v1/{org}``: every route below binds its org first (``api.binding``).
+"""``/api/v1/{org}``: every route below binds its org first (``api.http.binding``).
 
 To add a resource: a folder under ``api/`` with routes, service, models and schemas, and one
 ``register_blueprint`` line here.
@@ -16,20 +16,19 @@ from api.analytics.routes import analytics
 from api.answers.routes import answers
 from api.audit.routes import audit
 from api.billing.routes import billing
-from api.binding import (
+from api.categories import service as categories_service
+from api.categories.routes import categories
+from api.errors import MethodNotAllowed
+from api.exports.routes import exports
+from api.http.binding import (
     bind_request_to_org,
     close_request_session,
     finish_request_transaction,
 )
-from api.categories import service as categories_service
-from api.categories.routes import categories
-from api.conditional import answer_not_modified, tag_response
-from api.cors import add_cors_headers, answer_preflight
-from api.errors import MethodNotAllowed
-from api.exports.routes import exports
+from api.http.conditional import answer_not_modified, tag_response
+from api.http.cors import add_cors_headers, answer_preflight
 from api.imports.routes import imports
 from api.keys.routes import keys
-from api.members.binding import bind_member
 from api.members.routes import members
 from api.questions.draft_routes import question_drafts
 from api.questions.routes import questions
@@ -73,10 +72,9 @@ async def refuse_other_methods_on_operations() -> None:
         raise MethodNotAllowed()
 
 
-api_v1.before_request(answer_preflight)  # CORS preflights carry no key (api/cors.py)
+api_v1.before_request(answer_preflight)  # CORS preflights carry no key (api/http/cors.py)
 api_v1.before_request(refuse_other_methods_on_operations)
 api_v1.before_request(bind_request_to_org)
-api_v1.before_request(bind_member)  # a member's key acts as the member (issue 30)
 # After-request functions run last-registered first: CORS headers go on the final response;
 # the ETag is made before the commit (the cache keeps it), 304 answered after it.
 api_v1.after_request(add_cors_headers)

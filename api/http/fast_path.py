@@ -6,12 +6,12 @@ org's current generation: no request context, no routing through Quart's dispatc
 A single read of a question (no parameter but ``locale``) is served here when it is not
 cached too, read as its view reads it (``queries.get_question_json``), and cached (when the
 cache is on).
-It applies the same rules as the Quart path, through the same functions (``api.binding``:
+It applies the same rules as the Quart path, through the same functions (``api.http.binding``:
 the key and the org as this process holds them, ``Directory.cached``, never a lookup here;
 the scope, the rate limit with the generation in its round trip, the key's use;
-``api.locales``: the locale; ``api.response_cache``: the key and the entry;
-``api.observability``: the request id, the metrics and the access log line) and answers the
-same status, body and headers. An entry keeps its ``ETag`` (``api.etags``): a read whose
+``api.locales``: the locale; ``api.http.response_cache``: the key and the entry;
+``api.http.observability``: the request id, the metrics and the access log line) and answers the
+same status, body and headers. An entry keeps its ``ETag`` (``api.http.etags``): a read whose
 ``If-None-Match`` names it is answered 304 here (issue 30).
 
 Anything else goes to Quart unchanged: another route or method, a publishable key (CORS and
@@ -35,26 +35,24 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.routing import MapAdapter, Rule
 from werkzeug.sansio.request import Request
 
-from api.binding import (
+from api.http.authentication import bearer_token, key_accepted, principal_of
+from api.http.binding import (
     HANDED_DECISION,
     ITEM_READS,
     SCOPE_ATTRIBUTE,
     Tenancy,
-    bearer_token,
-    key_accepted,
     key_usage,
 )
-from api.etags import ETAG, IF_NONE_MATCH, for_body_off_loop, none_match
+from api.http.etags import ETAG, IF_NONE_MATCH, for_body_off_loop, none_match
+from api.http.observability import bind_request_id, observe, request_id_for
+from api.http.org_inflight import for_app as org_inflight
+from api.http.response_cache import CACHEABLE_ENDPOINTS, Cached, read_key
+from api.http.v1 import is_operation_on_item_route
 from api.locales import LocaleNotEnabled, negotiate
-from api.observability import bind_request_id, observe, request_id_for
-from api.org_inflight import for_app as org_inflight
 from api.questions.queries import get_question_json
-from api.response_cache import CACHEABLE_ENDPOINTS, Cached, read_key
-from api.v1 import is_operation_on_item_route
 from tenancy.db import tenant_session
 from tenancy.directory import OrgRecord
 from tenancy.generations import ITEMS, LISTS, generation_key
-from tenancy.keys import grants, is_public
 
 PREFIX = "/api/v1/"
 QUESTION_READ = "api.questions.get_question"
@@ -109,7 +107,7 @@ class CachedReads:
         self, ext: Tenancy, org: OrgRecord, ref: str, locale: str
     ) -> Cached | None:
         """The single read's body from PostgreSQL (``queries.get_question_json``, what the
-        view sends), in a place of the org's share (``api.org_inflight``); None when Quart
+        view sends), in a place of the org's share (``api.http.org_inflight``); None when Quart
         should answer (the question does not exist, the share is full, PostgreSQL fails)."""
         budgets = org_inflight(self.app.extensions)
         slot = await budgets.acquire(org.id, "GET")
@@ -148,12 +146,11 @@ class CachedReads:
             return None  # Quart looks them up
         key, org = held
         view = self.app.view_functions[rule.endpoint]
-        if (
-            not key_accepted(key, token)
-            or is_public(key.scopes)
-            or not grants(key.scopes, getattr(view, SCOPE_ATTRIBUTE))
-            or org.id != key.org_id
-        ):
+        if not key_accepted(key, token) or org.id != key.org_id:
+            return None  # Quart refuses it
+        # The same principal Quart's binding makes; a publishable key's read goes to Quart.
+        principal = principal_of(key, org)
+        if principal.public or not principal.may(getattr(view, SCOPE_ATTRIBUTE)):
             return None
         request = Request(
             "GET",

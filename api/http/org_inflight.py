@@ -4,7 +4,7 @@ The per-minute rate limit bounds what an org sends over a minute, not what it ho
 one org pacing at its plan's rate with a few dozen requests in flight would take most of a
 process (its event loop and its database connections) from every other org. Each request of
 an org that reaches the database (past the rate limit and the response cache: a cached read
-takes none) takes a weight in its org's budget (``api.binding``): a read
+takes none) takes a weight in its org's budget (``api.http.binding``): a read
 weighs 1, a write (POST, PUT, PATCH, DELETE) ``WRITE_WEIGHT``, since writes hold a
 connection and a transaction longer. A request that does not fit waits in its org's FIFO
 for at most ``QUEUE_WAIT_SECONDS`` (a burst of a normal client is delayed, not refused), then

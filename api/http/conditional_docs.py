@@ -1,4 +1,4 @@
-"""Conditional requests in the OpenAPI document (issue 30, ``api.conditional``): the
+"""Conditional requests in the OpenAPI document (issue 30, ``api.http.conditional``): the
 ``ETag`` of every read, ``If-None-Match`` and 304 on reads, ``If-Match`` / ``If-None-Match``
 and 412 on the writes marked ``@conditional``."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from quart_schema.openapi import PATH_RE
 
-from api.conditional import CONDITIONAL_ATTRIBUTE, WRITES
+from api.http.conditional import CONDITIONAL_ATTRIBUTE, WRITES
 
 ETAG_HEADER = {
     "description": "The representation's entity tag: strong for one resource, weak (`W/`) "

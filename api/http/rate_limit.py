@@ -5,7 +5,8 @@ cannot use up the site's budget); failed authentications per client address
 per org (``hit_help_center``).
 
 A client address is never part of a key name: it is named by its digest
-(``api.client_addresses.AddressDigests``, an HMAC keyed by ``FAQ_SECRET_KEY``; IPv6 by its /64).
+(``api.http.client_addresses.AddressDigests``, an HMAC keyed by ``FAQ_SECRET_KEY``; IPv6 by
+its /64).
 
 One Redis command per request: a small Lua script (INCR, EXPIRE on the window's first hit,
 and optionally a GET of another key, the org's response-cache generation), one round trip
@@ -23,7 +24,7 @@ import redis.asyncio as aioredis
 import structlog
 from redis.exceptions import RedisError
 
-from api.client_addresses import AddressDigests
+from api.http.client_addresses import AddressDigests
 from billing.plans import Plan, requests_per_minute
 
 log = structlog.get_logger(__name__)

@@ -120,7 +120,7 @@ async def healthz() -> dict[str, str]:
 @hide
 async def readyz() -> dict[str, Any]:
     from api.answers.semantic import semantic_status
-    from api.binding import tenancy
+    from api.http.binding import tenancy
 
     try:
         async with tenancy().engine.connect() as conn:

@@ -1,5 +1,5 @@
 """Who the client is, behind the proxies the service trusts, and the only form of its address
-that goes into a Redis key (no Quart: pure functions, ``api.binding`` applies them).
+that goes into a Redis key (no Quart: pure functions, ``api.http.binding`` applies them).
 
 - ``forwarded_client``: the peer, unless the peer is a trusted proxy (``FAQ_TRUSTED_PROXIES``);
   then the ``X-Forwarded-For`` hops are walked from the right (each proxy appends the address

@@ -17,7 +17,7 @@ from __future__ import annotations
 import structlog
 from quart import Response, current_app, g, request
 
-from api.binding import PUBLIC_ATTRIBUTE, client_address, tenancy
+from api.http.binding import PUBLIC_ATTRIBUTE, client_address, tenancy
 from tenancy.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -83,7 +83,8 @@ async def answer_preflight() -> Response | None:
 
 async def add_cors_headers(response: Response) -> Response:
     """A blueprint ``after_request``: the CORS headers of a request that is not a preflight
-    (``api.binding`` leaves ``g.cors_origins`` for a public key, ``g.secret_key`` for others)."""
+    (``api.http.binding`` leaves ``g.cors_origins`` for a public key, ``g.secret_key`` for
+    others)."""
     if g.get("secret_key") or _is_preflight():
         return response
     listed: tuple[str, ...] | None = g.get("cors_origins")

@@ -13,10 +13,10 @@ from quart_schema import OpenAPIProvider
 from werkzeug.routing import Rule
 
 from api.audit.docs import document_export
-from api.conditional_docs import conditional_operations, document_conditional
-from api.openapi_examples import ERROR_EXAMPLES, REQUEST_EXAMPLES, error_example
-from api.openapi_overview import OVERVIEW
-from api.openapi_text import summary_and_description
+from api.http.conditional_docs import conditional_operations, document_conditional
+from api.http.openapi_examples import ERROR_EXAMPLES, REQUEST_EXAMPLES, error_example
+from api.http.openapi_overview import OVERVIEW
+from api.http.openapi_text import summary_and_description
 from api.schemas import ErrorBody
 
 ERROR_STATUSES = {

@@ -3,8 +3,8 @@ process, keyed on one of the org's content generations (``tenancy/generations.py
 read of a question on ``items``, every other read on ``lists``.
 
 - A cacheable GET reads its generation in the same Redis round trip as its rate-limit counter
-  (``api/binding.py``) and serves the body stored for (org, path and query, generation) when
-  there is one (a hit of a secret key's read is answered by ``api/fast_path.py``, before
+  (``api/http/binding.py``) and serves the body stored for (org, path and query, generation) when
+  there is one (a hit of a secret key's read is answered by ``api/http/fast_path.py``, before
   Quart). A write bumps the generations it changed right after its commit, before its
   response is sent, so a client always reads its own writes, and every process sees a write on
   its next request. A create of a question bumps only ``lists``: the cached single reads of
@@ -46,7 +46,7 @@ CACHEABLE_ENDPOINTS = frozenset(
     }
 )
 
-# The reads served in a negotiated locale (``api.binding.negotiate_locale``).
+# The reads served in a negotiated locale (``api.http.binding.negotiate_locale``).
 LOCALIZED_ENDPOINTS = CACHEABLE_ENDPOINTS
 
 MAX_Q = 200  # the list endpoints' limit on q: a longer one is refused, so never shared
@@ -157,7 +157,7 @@ class ResponseCache:
 
     def holds(self, schema: str, path: str, variant: str = "") -> bool:
         """Whether an entry for the read is kept (of any generation; not counted): worth
-        reading the current generation for (``api.fast_path``)."""
+        reading the current generation for (``api.http.fast_path``)."""
         entry = self._entries.get((schema, path))
         return (
             entry is not None and entry[2] >= time.monotonic() and (entry[3] == variant or entry[4])

@@ -24,11 +24,11 @@ from api.members.models import Member
 from api.questions.models import Question
 from api.translations.models import CategoryTranslation, QuestionTranslation
 from api.webhooks.models import Webhook
-from tenancy.context import OrgContext
 from tenancy.ids import looks_like_id
 from tenancy.models import Organization
+from tenancy.principal import Principal
 
-Lock = Callable[[AsyncSession, OrgContext, Mapping[str, Any]], Awaitable[None]]
+Lock = Callable[[AsyncSession, Principal, Mapping[str, Any]], Awaitable[None]]
 
 
 def _ref_of(model: Any, prefix: str, ref: str) -> ColumnElement[bool]:
@@ -43,14 +43,14 @@ def _ref_of(model: Any, prefix: str, ref: str) -> ColumnElement[bool]:
 def row(model: Any, arg: str, prefix: str) -> Lock:
     """``FOR UPDATE`` on the row of ``model`` the route's argument ``arg`` names."""
 
-    async def lock(session: AsyncSession, _org: OrgContext, args: Mapping[str, Any]) -> None:
+    async def lock(session: AsyncSession, _org: Principal, args: Mapping[str, Any]) -> None:
         ref = str(args.get(arg, ""))
         await session.execute(select(model.id).where(_ref_of(model, prefix, ref)).with_for_update())
 
     return lock
 
 
-async def org_row(session: AsyncSession, org: OrgContext, _args: Mapping[str, Any]) -> None:
+async def org_row(session: AsyncSession, org: Principal, _args: Mapping[str, Any]) -> None:
     """The org's row ``FOR NO KEY UPDATE``: what a settings PATCH and translation writers
     take first (``api.settings.service``)."""
     await session.execute(
@@ -62,7 +62,7 @@ def translation(owner: Any, prefix: str, model: Any, owner_column: Any) -> Lock:
     """The org row (as translation writers take it first), then the translation row of the
     owner the route's ``ref`` names in its ``locale`` (tags compare case-insensitively)."""
 
-    async def lock(session: AsyncSession, org: OrgContext, args: Mapping[str, Any]) -> None:
+    async def lock(session: AsyncSession, org: Principal, args: Mapping[str, Any]) -> None:
         await org_row(session, org, args)
         owner_id = select(owner.id).where(_ref_of(owner, prefix, str(args.get("ref", ""))))
         locale = str(args.get("locale", "")).lower()
