@@ -32,6 +32,7 @@ from api.imports.items import (
     TranslationItem,
 )
 from api.imports.report import Report
+from api.questions import review_gate
 from api.questions import service as questions
 from api.questions.models import Question
 from api.questions.queries import load
@@ -400,6 +401,8 @@ class Writer:
             "status": item.status,
             "order": item.order,
         }
+        # The batch insert below is the create command's bulk form: the same review rule.
+        await review_gate.check_create(session, item.status, item.scheduled_publish_at)
         if item.scheduled_publish_at is not None:
             body["scheduledPublishAt"] = item.scheduled_publish_at
         elif self._bulk and item.slug is None:

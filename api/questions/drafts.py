@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from api.errors import ValidationFailed, field_error
 from api.questions.models import PublishSchedule, Question
 from api.questions.queries import load
+from api.questions.review_gate import DRAFT_FIELDS as DRAFT_FIELDS
 from api.questions.revisions import question_audit
 from api.questions.rules import LIVE, PUBLISHED, SLUGS, category_id, check_not_null
 from api.questions.schemas import question_public
@@ -28,15 +29,6 @@ from tenancy.clock import iso, utcnow
 from tenancy.outbox import record_events
 from tenancy.principal import Principal
 from tenancy.schedule import mark_due
-
-# The fields a draft may change (public names) and the question's column of each.
-DRAFT_FIELDS = {
-    "title": "title",
-    "answer": "answer",
-    "categoryId": "category_id",
-    "slug": "slug",
-    "order": "sort_order",
-}
 
 
 def pending_version(question: Question, changes: dict[str, Any]) -> dict[str, Any]:
@@ -110,6 +102,7 @@ async def save_draft(
 ) -> dict[str, Any]:
     """PUT: the draft becomes exactly ``changes``. A change clears approvals (a review asked
     for stays asked for: ``pending``) and a scheduled publish."""
+    org.require("write")
     question = await load(session, ref, lock=True)
     await _checked(session, question, changes)
     now = utcnow()
@@ -161,6 +154,7 @@ def _upsert(stmt: Any, before: QuestionDraft | None) -> Any:
 
 
 async def discard_draft(session: AsyncSession, org: Principal, ref: str) -> None:
+    org.require("write")
     question, draft = await locked_draft(session, ref)
     public = draft_public(draft, question)
     await session.execute(delete(QuestionDraft).where(QuestionDraft.question_id == question.id))
@@ -190,6 +184,7 @@ async def publish_draft(
     sweep do it then (``("draft", Draft)``). 409 ``draft_conflict`` when the question changed
     after the draft was started, unless ``force``; 403 ``review_required`` when the org
     requires review and the draft is not approved as it is."""
+    org.require("write")
     question, draft = await locked_draft(session, ref)
     public = draft_public(draft, question)
     if not force and question.revision_count != draft.base_revision:
@@ -223,7 +218,7 @@ async def apply_draft(
 ) -> dict[str, Any]:
     """The draft's changes as one PATCH that also publishes; the draft is gone after."""
     changes = {**draft.changes, "status": PUBLISHED, "scheduledPublishAt": None}
-    published = await update_question(session, org, question.id, changes)
+    published = await update_question(session, org, question.id, changes, reviewed=True)
     await session.execute(delete(QuestionDraft).where(QuestionDraft.question_id == question.id))
     audit = question_audit(
         "draft_published", org.actor, question.id, None, {"version": draft.version}

@@ -1,10 +1,11 @@
 """Review before publishing (issue 30). With the org's ``workflow.requireReview`` on, a
 question reaches ``published`` only from a draft approved, exactly as it is, by a member
-other than its last author (four eyes): the guards refuse every other way there (create,
-PATCH, restore: 403 ``review_required``). Asking for review, approving and rejecting are
-audited and emit ``question.review_requested``, ``question.approved``,
-``question.rejected``. Every step locks the question, then its draft: a change of the draft
-and a decision on it are serialized, and an approval names the version it saw."""
+other than its last author (four eyes): ``api.questions.review_gate`` refuses every other
+way there, inside the commands (create, PATCH, restore, imports: 403 ``review_required``).
+Asking for review, approving and rejecting are audited and emit
+``question.review_requested``, ``question.approved``, ``question.rejected``. Every step
+locks the question, then its draft: a change of the draft and a decision on it are
+serialized, and an approval names the version it saw."""
 
 from __future__ import annotations
 
@@ -16,65 +17,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.errors import ValidationFailed
 from api.members.models import Member
-from api.questions.drafts import DRAFT_FIELDS, draft_public, locked_draft
+from api.questions.drafts import draft_public, locked_draft
 from api.questions.models import Question
-from api.questions.queries import load
-from api.questions.revisions import question_audit, revision_changes
-from api.questions.rules import PUBLISHED, SCHEDULED, UNSET, state_on_create, state_on_update
-from api.reviews.errors import DraftChanged, MemberRequired, ReviewRequired, SelfApproval
+from api.questions.revisions import question_audit
+from api.reviews.errors import DraftChanged, MemberRequired, SelfApproval
 from api.reviews.models import APPROVED, PENDING, REJECTED, QuestionDraft
-from api.reviews.workflow import require_review
 from tenancy.outbox import record_events
 from tenancy.principal import Principal
-
-GOING_LIVE = (PUBLISHED, SCHEDULED)
-
-
-# ---- guards of the direct ways to published -------------------------------------------------
-
-
-async def guard_create(session: AsyncSession, status: str, at: Any) -> None:
-    """A question created published or scheduled skips review: refused when it is required."""
-    if state_on_create(status, at)[0] in GOING_LIVE and await require_review(session):
-        raise ReviewRequired()
-
-
-def _goes_live_unreviewed(question: Question, changes: dict[str, Any]) -> bool:
-    status, _ = state_on_update(
-        question.status,
-        question.scheduled_publish_at,
-        changes.get("status"),
-        changes.get("scheduledPublishAt", UNSET),
-    )
-    if status not in GOING_LIVE:
-        return False
-    if status != question.status:
-        return True
-    return any(
-        name in changes and changes[name] != getattr(question, col)
-        for name, col in DRAFT_FIELDS.items()
-    )
-
-
-async def guard_update(session: AsyncSession, ref: str, changes: dict[str, Any]) -> None:
-    """A PATCH that would publish (or schedule) a question, or change a published one's
-    content, is refused when review is required: such changes go through a draft. The row
-    is locked here already (the PATCH locks it again), so its status cannot change between."""
-    if not await require_review(session):
-        return
-    question = await load(session, ref, lock=True)
-    if _goes_live_unreviewed(question, changes):
-        raise ReviewRequired()
-
-
-async def guard_restore(session: AsyncSession, ref: str, revision_id: str) -> None:
-    if not await require_review(session):
-        return
-    question = await load(session, ref, lock=True)
-    changes = await revision_changes(session, question.id, revision_id)
-    if _goes_live_unreviewed(question, changes):
-        raise ReviewRequired()
-
 
 # ---- the review of a draft -------------------------------------------------------------------
 
@@ -153,6 +102,7 @@ async def decide(
     """Approve or reject the draft as it is now (``version``: the one the reviewer read; 409
     ``draft_changed`` when it moved on). Only a member decides (403 ``member_required``); the
     draft's last author may not approve it (403 ``self_approval``)."""
+    org.require("review")
     if org.member_id is None:
         raise MemberRequired()
     question, draft = await locked_draft(session, ref)

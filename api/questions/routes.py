@@ -29,7 +29,7 @@ from api.http.binding import (
 )
 from api.http.conditional import conditional
 from api.http.pagination import list_body, list_json
-from api.questions import queries, review, service
+from api.questions import queries, service
 from api.questions.schemas import (
     IDEMPOTENCY_KEY_MAX,
     QuestionCreate,
@@ -194,7 +194,6 @@ async def list_questions(query_args: QuestionListQuery) -> Result | Response:
 async def create_question(data: QuestionCreate) -> tuple[dict[str, Any], int, dict[str, str]]:
     """Create a question; idempotent with an X-Idempotency-Key header (kept 24 hours)."""
     key = _idempotency_key()
-    await review.guard_create(db(), data.status, data.scheduled_publish_at)  # issue 30
     created = await service.create_question(
         db(),
         current_org(),
@@ -248,7 +247,6 @@ def _json_response(body: bytes) -> Response:
 async def update_question(ref: str, data: QuestionUpdate) -> Result:
     """Update any subset of the question's fields; writes one revision."""
     changes = data.model_dump(by_alias=True, include=data.model_fields_set)
-    await review.guard_update(db(), ref, changes)  # issue 30: publishing may need review
     return {"data": await service.update_question(db(), current_org(), ref, changes)}, 200
 
 
@@ -278,5 +276,4 @@ async def list_revisions(ref: str, query_args: RevisionListQuery) -> Result:
 @document_response(Envelope[QuestionOut])
 async def restore_revision(ref: str, revision_id: str) -> Result:
     """Apply a revision's snapshot to the question as a new PATCH."""
-    await review.guard_restore(db(), ref, revision_id)  # issue 30
     return {"data": await service.restore_revision(db(), current_org(), ref, revision_id)}, 200

@@ -38,6 +38,7 @@ from api.errors import (
     ValidationErrorCode,
     field_error,
 )
+from api.questions import review_gate
 from api.questions.idempotency import Created, claim_key, store_response
 from api.questions.models import RETURNED, PublishSchedule, Question
 from api.questions.queries import count_live, load
@@ -77,9 +78,11 @@ async def create_question(
 ) -> Created:
     """``external_id``: the source item an import makes it of (its caller writes the
     reference in the same transaction); the response and the events show it."""
+    org.require("write")
     if body.slug is not None:
         SLUGS.check_manual(body.slug)
     status, scheduled_at = state_on_create(body.status, body.scheduled_publish_at)
+    await review_gate.check_create(session, body.status, body.scheduled_publish_at)
     if idempotency_key is not None:
         replay = await claim_key(session, idempotency_key, request_hash)
         if replay is not None:
@@ -297,10 +300,16 @@ async def _apply(
     question: Question,
     changes: dict[str, Any],
     action: str = "updated",
+    *,
+    reviewed: bool = False,
 ) -> dict[str, Any]:
     """One PATCH on a locked question: new values, one revision, the events of the change
-    (its audit entry's ``action``: ``updated``, or ``restored`` for a revision restore)."""
+    (its audit entry's ``action``: ``updated``, or ``restored`` for a revision restore).
+    The review rules (``review_gate``) hold here, whatever the door; ``reviewed``: an
+    approved draft being published."""
+    org.require("write")
     check_not_null(changes)
+    await review_gate.check_change(session, question, changes, reviewed=reviewed)
     before = question_public(question)
     new: dict[str, Any] = {}
     for field in ("title", "answer", "order"):
@@ -342,6 +351,7 @@ async def _apply(
                     .where(Question.id == question.id)
                     .values(**values_)
                     .returning(*RETURNED)
+                    .add_cte(review_gate.clear_approval(question.id))
                 )
             ).one()
     except IntegrityError as exc:
@@ -358,11 +368,17 @@ async def _apply(
 
 
 async def update_question(
-    session: AsyncSession, org: Principal, ref: str, changes: dict[str, Any]
+    session: AsyncSession,
+    org: Principal,
+    ref: str,
+    changes: dict[str, Any],
+    *,
+    reviewed: bool = False,
 ) -> dict[str, Any]:
     """PATCH: ``changes`` maps the client's field names to the values sent. The row lock
     serializes concurrent PATCHes, so none loses its revision."""
-    return await _apply(session, org, await load(session, ref, lock=True), changes)
+    question = await load(session, ref, lock=True)
+    return await _apply(session, org, question, changes, reviewed=reviewed)
 
 
 async def restore_revision(
@@ -376,6 +392,7 @@ async def restore_revision(
 
 async def delete_question(session: AsyncSession, org: Principal, ref: str) -> None:
     """Soft delete: invisible at once, its slug free; purged after 30 days."""
+    org.require("write")
     question = await load(session, ref, lock=True)
     before = question_public(question)
     await session.execute(

@@ -20,9 +20,19 @@ from tenancy.principal import Principal
 FIELD = "workflow"  # in the settings audit entry
 
 
+_CACHED = "faq.require_review"
+
+
 async def require_review(session: AsyncSession) -> bool:
-    value = await session.scalar(select(WorkflowSettings.require_review))
-    return bool(value)
+    """The org's ``requireReview``, read once per transaction (an import's batch asks for
+    every item; ``update_workflow`` keeps it current)."""
+    transaction = session.get_transaction()
+    held = session.info.get(_CACHED)
+    if held is not None and transaction is not None and held[0] is transaction:
+        return bool(held[1])
+    value = bool(await session.scalar(select(WorkflowSettings.require_review)))
+    session.info[_CACHED] = (session.get_transaction(), value)
+    return value
 
 
 async def get_workflow(session: AsyncSession) -> dict[str, Any]:
@@ -50,6 +60,7 @@ async def update_workflow(session: AsyncSession, org: Principal, changes: Any) -
             set_={"require_review": value, "updated_at": utcnow()},
         )
     )
+    session.info[_CACHED] = (session.get_transaction(), value)
     after = {"requireReview": value}
     await audit_change(
         session,

@@ -37,6 +37,9 @@ class QuestionTranslation(TenantBase):
     search_vector: Mapped[str] = mapped_column(TSVECTOR)
     created_at: Mapped[datetime] = mapped_column(TS)
     updated_at: Mapped[datetime] = mapped_column(TS)
+    # Who last wrote its text (a member id, else a key fingerprint; null before issue 40):
+    # with review required, someone else publishes it.
+    author: Mapped[str | None] = mapped_column(String(64))
 
 
 class CategoryTranslation(TenantBase):

@@ -24,6 +24,8 @@ from api.errors import CategoryNotFound, TranslationNotFound, ValidationFailed, 
 from api.locales import canonical_tag
 from api.questions.models import Question
 from api.questions.queries import load as load_question
+from api.reviews.errors import MemberRequired, ReviewRequired, SelfApproval
+from api.reviews.workflow import require_review
 from api.search import text_vector
 from api.settings.service import ensure_locale_enabled
 from api.translations.models import CategoryTranslation, QuestionTranslation, source_digest
@@ -34,6 +36,7 @@ from tenancy.outbox import record_events
 from tenancy.principal import Principal
 
 DRAFT = "draft"
+PUBLISHED = "published"
 QUESTION_UPDATED = "question.translation.updated"
 QUESTION_DELETED = "question.translation.deleted"
 CATEGORY_UPDATED = "category.translation.updated"
@@ -122,12 +125,21 @@ async def write_question_translation(
     ``digest``: of the question's current source fields (the caller has read them; locked or
     not, a source changed after this read makes the translation outdated, as it should).
     Returns (Translation, created?)."""
+    org.require("write")
     await ensure_locale_enabled(session, org, locale)
-    before = await _locked_before(
-        session, _question_columns(), QuestionTranslation.question_id == question_id, locale, digest
-    )
+    held = (
+        await session.execute(
+            select(*_question_columns(), QuestionTranslation.author)
+            .where(QuestionTranslation.question_id == question_id)
+            .where(QuestionTranslation.locale == locale)
+            .with_for_update()
+        )
+    ).one_or_none()
+    before = translation_public(held, digest) if held is not None else None
     now = utcnow()
     title, answer = fields["title"], fields["answer"]
+    rewritten = held is None or (held.title, held.answer) != (title, answer)
+    await _check_review(session, org, held, rewritten, status)
     values = {
         "title": title,
         "answer": answer,
@@ -135,6 +147,8 @@ async def write_question_translation(
         "search_vector": text_vector(locale, title, answer),
         "updated_at": now,
     }
+    if rewritten:
+        values["author"] = org.author
     updates = dict(values)
     if status is not None:
         updates["status"] = status
@@ -160,6 +174,27 @@ async def write_question_translation(
         ],
     )
     return public, bool(row.created)
+
+
+async def _check_review(
+    session: AsyncSession, org: Principal, held: Any, rewritten: bool, status: str | None
+) -> None:
+    """With review required, a translation reaches readers as questions do (issue 40): its
+    text is published unchanged by a member with the review scope who did not write it.
+    Changing a published translation's text, or publishing new text in the same write, is
+    403 ``review_required``; publishing one's own text is 403 ``self_approval``."""
+    now_published = held is not None and held.status == PUBLISHED
+    becomes = status if status is not None else (held.status if held is not None else DRAFT)
+    if becomes != PUBLISHED or (now_published and not rewritten):
+        return
+    if not await require_review(session):
+        return
+    if rewritten or not org.may("review"):
+        raise ReviewRequired()
+    if org.member_id is None:
+        raise MemberRequired()
+    if held.author is not None and held.author == org.author:
+        raise SelfApproval()
 
 
 async def write_category_translation(
