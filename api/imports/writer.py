@@ -21,7 +21,6 @@ from api.categories.models import Category
 from api.categories.schemas import CategoryCreate
 from api.errors import SlugConflict
 from api.external_ids import ExternalRef
-from api.imports.bulk import NewQuestions
 from api.imports.items import (
     CategoryItem,
     Invalid,
@@ -32,8 +31,8 @@ from api.imports.items import (
     TranslationItem,
 )
 from api.imports.report import Report
-from api.questions import review_gate
 from api.questions import service as questions
+from api.questions.batch import NewQuestions
 from api.questions.models import Question
 from api.questions.queries import load
 from api.questions.schemas import QuestionCreate
@@ -401,8 +400,6 @@ class Writer:
             "status": item.status,
             "order": item.order,
         }
-        # The batch insert below is the create command's bulk form: the same review rule.
-        await review_gate.check_create(session, item.status, item.scheduled_publish_at)
         if item.scheduled_publish_at is not None:
             body["scheduledPublishAt"] = item.scheduled_publish_at
         elif self._bulk and item.slug is None:

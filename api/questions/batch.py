@@ -1,12 +1,14 @@
-"""New questions of an import batch created together: what ``create_question`` does for each
-(its row, automatic slug, ``question.created``/``published`` events and ``created`` audit
-entry, the plan's cap), in a few statements per batch instead of several per question: one
-lock of the batch's categories, one read of the slugs its titles could take, one multi-row
-INSERT (SQLAlchemy's insertmanyvalues), one INSERT of the events, one cap check.
+"""The create command's batch form (issue 40: an import is a batch of the same writes): what
+``service.create_question`` does for each new question (its scope and review rules, its row,
+automatic slug, ``question.created``/``published`` events and ``created`` audit entry, the
+plan's cap), in a few statements per batch instead of several per question: one lock of the
+batch's categories, one read of the slugs its titles could take, one multi-row INSERT, one
+INSERT of the events, one cap check. Its caller today is the import writer.
 
-Anything out of the ordinary (a category gone, a slug taken meanwhile, the cap passed) raises
-the error ``create_question`` would have raised: the writer then writes the batch again item
-by item (``Writer.write_batch``), so each item's report is exactly the per-item one."""
+Anything out of the ordinary (a category gone, a slug taken meanwhile, the cap passed, review
+required for a published question) raises the error ``create_question`` would have raised:
+the writer then writes the batch again item by item (``Writer.write_batch``), so each item's
+report is exactly the per-item one."""
 
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from api.categories.models import Category
 from api.errors import CategoryReferenceNotFound, SlugConflict
 from api.imports.conversion import words_in_converters
+from api.questions import review_gate
 from api.questions.models import Question
 from api.questions.queries import count_live
 from api.questions.revisions import question_audit
@@ -137,6 +140,9 @@ class NewQuestions:
         new, self._new = self._new, []
         if not new:
             return
+        org.require("write")
+        for status in {n.status for n in new}:
+            await review_gate.check_create(session, status, None)
         categories = sorted({n.body.category_id for n in new})
         found = set(
             (
