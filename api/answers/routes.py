@@ -23,6 +23,7 @@ from api.http.binding import (
     client_address,
     current_org,
     db,
+    localized,
     public_audience,
     requires_scope,
 )
@@ -33,13 +34,15 @@ from tenancy.principal import Principal
 
 answers = Blueprint("answers", __name__)
 Result = tuple[dict[str, Any], int]
+Served = tuple[dict[str, Any], int, dict[str, str]]
 
 
 @answers.get("/answers")
 @requires_scope("read", public=True)
+@localized
 @validate_querystring(AnswersQuery)
 @document_response(ListEnvelope[AnswerOut])
-async def find_answers(query_args: AnswersQuery) -> Result:
+async def find_answers(query_args: AnswersQuery) -> Served:
     """The published questions that best answer ``q``, a question in the reader's own words.
 
     Best first, at most ``limit`` (1..20, default 5), each with a ``score`` (0..1), an HTML
@@ -47,6 +50,8 @@ async def find_answers(query_args: AnswersQuery) -> Result:
     item only, when it very probably answers the question (show it directly; else list).
     Nothing relevant is an empty ``data``. Typos are forgiven and the org's synonyms apply;
     ``category`` keeps answers from that category and those under it (docs/answers.md).
+    Searched and served in ``locale`` (else Accept-Language): a question's translation in
+    it, else the question's own text, as the help center searches.
     """
     org = current_org()
     locale = chosen_locale()
@@ -59,7 +64,17 @@ async def find_answers(query_args: AnswersQuery) -> Result:
         drafts=not is_public(org.scopes),
     )
     _record_search(org, locale, query_args.q, len(found))
-    return list_body([answer.public() for answer in found], query_args.limit, None), 200
+    items = [answer.public() for answer in found]
+    return list_body(items, query_args.limit, None), 200, served_in(locale, items)
+
+
+def served_in(locale: str, items: list[dict[str, Any]]) -> dict[str, str]:
+    """``Content-Language``: the negotiated locale when every result is served in it (a
+    question without a translation in it is served in its own language: then the results
+    mix languages and, like a list's, the response names none)."""
+    if all(item["question"]["locale"] == locale for item in items):
+        return {"Content-Language": locale}
+    return {}
 
 
 def _record_search(org: Principal, locale: str, q: str, results: int) -> None:
@@ -84,23 +99,27 @@ def _record_search(org: Principal, locale: str, q: str, results: int) -> None:
 
 @answers.get("/questions/<ref>/similar")
 @requires_scope("read")
+@localized
 @validate_querystring(SimilarQuery)
 @document_response(ListEnvelope[SimilarOut])
-async def similar_questions(ref: str, query_args: SimilarQuery) -> Result:
+async def similar_questions(ref: str, query_args: SimilarQuery) -> Served:
     """The questions most like this one (any status), best first: likely duplicates.
 
     By meaning when the question has an embedding, else by its title's words (published
-    questions); at most ``limit`` (1..20, default 5), each with a ``score`` (0..1).
+    questions); at most ``limit`` (1..20, default 5), each with a ``score`` (0..1). Served in
+    ``locale`` (else Accept-Language).
     """
+    locale = chosen_locale()
     found = await similar.similar_questions(
         db(),
         ref,
-        chosen_locale(),
+        locale,
         query_args.limit,
         published_only=False,
         drafts=not public_audience(),
     )
-    return list_body([item.public() for item in found], query_args.limit, None), 200
+    items = [item.public() for item in found]
+    return list_body(items, query_args.limit, None), 200, served_in(locale, items)
 
 
 @answers.get("/synonyms")

@@ -3,8 +3,8 @@ and the help center's "Related questions".
 
 By meaning: the question's own embedding against the others' (``vectors.similar_to`` for
 editors, any status; ``vectors.nearest`` with published questions only for readers). A
-question without an embedding yet (or without pgvector) falls back to its title's words
-(the lexical leg of ``/answers``, published questions only).
+question without an embedding yet (or without pgvector) falls back to its title's words as
+served in the locale (the lexical leg of ``/answers``, published questions only).
 """
 
 from __future__ import annotations
@@ -49,6 +49,16 @@ async def _by_words(
     return [(h.question_id, h.score / best) for h in hits if h.question_id != question_id][:limit]
 
 
+async def _served_title(session: AsyncSession, question_id: str, own: str, locale: str) -> str:
+    """The question's title as served in ``locale`` (its published translation's, else its
+    own): the words the others' texts in ``locale`` are compared with."""
+    served = await served_questions(
+        session, [question_id], locale, published_only=False, drafts=False
+    )
+    question = served.get(question_id)
+    return str(question["title"]) if question is not None else own
+
+
 async def similar_questions(
     session: AsyncSession,
     ref: str,
@@ -66,7 +76,8 @@ async def similar_questions(
         found = await vectors.similar_to(session, question.id, locale, limit)
     found = [(qid, score) for qid, score in found if score >= MIN_SIMILARITY]
     if not found:
-        found = await _by_words(session, question.id, question.title, locale, limit)
+        title = await _served_title(session, question.id, question.title, locale)
+        found = await _by_words(session, question.id, title, locale, limit)
     served = await served_questions(
         session, [qid for qid, _ in found], locale, published_only=published_only, drafts=drafts
     )

@@ -29,6 +29,7 @@ from api.http.binding import (
     current_org,
     cursors,
     db,
+    localized,
     public_audience,
     requires_scope,
 )
@@ -43,6 +44,7 @@ Result = tuple[dict[str, Any], int]
 
 @categories.get("")
 @requires_scope("read", public=True)
+@localized
 @validate_querystring(CategoryListQuery)
 @document_response(ListEnvelope[CategoryOut])
 async def list_categories(query_args: CategoryListQuery) -> Result:
@@ -107,6 +109,7 @@ async def reorder_categories(data: IdsBody) -> Result:
 
 @categories.get("/<ref>")
 @requires_scope("read", public=True)
+@localized
 @document_querystring(ReadQuery)
 @document_response(Envelope[CategoryOut])
 async def get_category(ref: str) -> tuple[dict[str, Any], int, dict[str, str]]:

@@ -6,7 +6,9 @@ without one is refused, so a forgotten declaration fails closed. A publishable k
 ``public``) reaches only the views declared ``@requires_scope("read", public=True)``; its
 responses are cached apart from secret keys' (the cache key names the audience), and it is
 limited per client address too (``FAQ_PUBLIC_KEY_PER_ADDRESS_PER_MINUTE``). An expired key is
-refused like an unknown one. Each request notes its key's use (``api.keys.usage``).
+refused like an unknown one. Each request notes its key's use (``api.keys.usage``). A read
+that returns content declares ``@localized``: its locale is negotiated here (``?locale=``, else
+``Accept-Language``), an unserved one refused with one 400 (``served_locale``, MCP's too).
 
 A key presented but unknown or revoked counts as a failed authentication of the client's
 address (``client_address``); past ``FAQ_AUTH_FAILURES_PER_MINUTE`` the address gets 429
@@ -19,8 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
+from pydantic import BaseModel, ConfigDict, Field
 from quart import Response, current_app, g, request
+from quart_schema import document_headers
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from werkzeug.datastructures import LanguageAccept
 
 from api.errors import (
     RateLimited,
@@ -36,13 +41,12 @@ from api.http.pagination import CursorCodec
 from api.http.rate_limit import RateDecision, RateLimiter
 from api.http.response_cache import (
     CACHEABLE_ENDPOINTS,
-    LOCALIZED_ENDPOINTS,
     ResponseCache,
     has_next_page,
     read_key,
 )
 from api.keys.usage import KeyUsage
-from api.locales import LocaleNotEnabled, negotiate
+from api.locales import LocaleNotEnabled, Negotiated, negotiate
 from tenancy.db import tenant_session
 from tenancy.directory import Directory
 from tenancy.generations import ITEMS, LISTS, generation_key, initial_generation
@@ -58,6 +62,7 @@ CACHED_HEADERS = ("Content-Language", ETAG)  # headers of a cached body that dep
 ITEM_READS = frozenset({"api.questions.get_question"})
 SCOPE_ATTRIBUTE = "_faq_required_scope"
 PUBLIC_ATTRIBUTE = "_faq_public_read"
+LOCALIZED_ATTRIBUTE = "_faq_localized"
 # Appended to the locale part of a cached read's key for publishable keys (published only).
 PUBLIC_AUDIENCE = "\x00public"
 # The rate decision ``api.http.fast_path`` already counted for a request it handed over (in the
@@ -77,6 +82,37 @@ def requires_scope(scope: str, *, public: bool = False) -> Callable[[F], F]:
         return func
 
     return decorator
+
+
+class LocaleHeaders(BaseModel):
+    """The header a localized read negotiates (documented on each: ``@localized``)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    accept_language: str | None = Field(
+        default=None,
+        alias="Accept-Language",
+        description=(
+            "The reader's languages (RFC 9110), used when there is no `locale` parameter: the "
+            "best one the organization serves (`fr-CH` falls back to `fr`), else its default "
+            "locale; the response then carries `Vary: Accept-Language`."
+        ),
+    )
+
+
+def localized(func: F) -> F:
+    """The read returns content served in a locale: the binding negotiates it for this view
+    (``?locale=``, else ``Accept-Language``, else the org's default; ``chosen_locale()``),
+    refuses a ``locale`` the org does not serve (400 ``validation_failed``, field ``locale``),
+    keys its cached body on it and documents ``Accept-Language`` in the OpenAPI document (the
+    view's query model documents ``locale``)."""
+    setattr(func, LOCALIZED_ATTRIBUTE, True)
+    return document_headers(LocaleHeaders)(func)
+
+
+def is_localized(view: Any) -> bool:
+    """Whether ``view`` was declared ``@localized``."""
+    return getattr(view, LOCALIZED_ATTRIBUTE, False) is True
 
 
 def public_audience() -> bool:
@@ -132,19 +168,26 @@ def chosen_locale() -> str:
     return locale if locale is not None else current_org().default_locale
 
 
-def negotiate_locale(org: Principal) -> str:
-    """The locale of a read of questions or categories (``api.locales.negotiate``): kept in
-    ``g.locale``; ``Vary: Accept-Language`` when that header chose it. A ``?locale=`` not
-    enabled for the org is 400 ``validation_failed`` (field ``locale``)."""
+def served_locale(
+    org: Principal, asked: str | None, accepted: LanguageAccept | None = None
+) -> Negotiated:
+    """The locale a read by ``org`` is served in (``api.locales.negotiate``): ``asked`` (the
+    ``locale`` parameter or argument), else ``accepted`` (``Accept-Language``), else the org's
+    default. The one refusal of every door (routes, MCP tools): a locale the org does not
+    serve is ``validation_failed`` naming ``locale``."""
     try:
-        chosen = negotiate(
-            request.args.get("locale"), request.accept_languages, org.locales, org.default_locale
-        )
+        return negotiate(asked, accepted, org.locales, org.default_locale)
     except LocaleNotEnabled:
         raise ValidationFailed(
             "The locale is not enabled for this organization.",
             details=field_error("locale", "not an enabled locale"),
         ) from None
+
+
+def negotiate_locale(org: Principal) -> str:
+    """The locale of this request's ``@localized`` read (``served_locale``): kept in
+    ``g.locale``; ``Vary: Accept-Language`` when that header chose it."""
+    chosen = served_locale(org, request.args.get("locale"), request.accept_languages)
     g.locale = chosen.locale
     g.vary_language = chosen.varies
     return chosen.locale
@@ -240,7 +283,7 @@ async def bind_request_to_org() -> Response | None:
         principal.require(required)
     key_usage().seen(key.fingerprint)
     g.org = principal
-    locale = negotiate_locale(g.org) if request.endpoint in LOCALIZED_ENDPOINTS else ""
+    locale = negotiate_locale(g.org) if is_localized(view) else ""
     if cacheable and ext.cache is not None and decision is not None:
         if generation is None:
             generation = await initial_generation(org.schema_name, generation_kind)

@@ -51,9 +51,8 @@ from werkzeug.exceptions import HTTPException
 
 from api.errors import PreconditionFailed, ServiceError
 from api.http import etags
-from api.http.binding import current_org, db, negotiate_locale
+from api.http.binding import current_org, db, is_localized, negotiate_locale
 from api.http.conditional_locks import Lock
-from api.http.response_cache import LOCALIZED_ENDPOINTS
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONDITIONAL_ATTRIBUTE = "_faq_conditional"
@@ -107,7 +106,7 @@ async def _read(args: dict[str, Any]) -> Representation:
     except HTTPException:
         raise RuntimeError(f"{request.endpoint} is conditional but its URL has no GET") from None
     endpoint = rule.endpoint or ""
-    if endpoint in LOCALIZED_ENDPOINTS and g.get("locale") is None:
+    if is_localized(current_app.view_functions[endpoint]) and g.get("locale") is None:
         negotiate_locale(current_org())
     view: Callable[..., Awaitable[Any]] = current_app.ensure_async(
         current_app.view_functions[endpoint]

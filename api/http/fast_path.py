@@ -9,7 +9,8 @@ cache is on).
 It applies the same rules as the Quart path, through the same functions (``api.http.binding``:
 the key and the org as this process holds them, ``Directory.cached``, never a lookup here;
 the scope, the rate limit with the generation in its round trip, the key's use;
-``api.locales``: the locale; ``api.http.response_cache``: the key and the entry;
+``api.locales``: the locale, for a view declared ``@localized``; ``api.http.response_cache``:
+the key and the entry;
 ``api.http.observability``: the request id, the metrics and the access log line) and answers the
 same status, body and headers. An entry keeps its ``ETag`` (``api.http.etags``): a read whose
 ``If-None-Match`` names it is answered 304 here (issue 30).
@@ -41,6 +42,7 @@ from api.http.binding import (
     ITEM_READS,
     SCOPE_ATTRIBUTE,
     Tenancy,
+    is_localized,
     key_usage,
 )
 from api.http.etags import ETAG, IF_NONE_MATCH, for_body_off_loop, none_match
@@ -48,7 +50,7 @@ from api.http.observability import bind_request_id, observe, request_id_for
 from api.http.org_inflight import for_app as org_inflight
 from api.http.response_cache import CACHEABLE_ENDPOINTS, Cached, read_key
 from api.http.v1 import is_operation_on_item_route
-from api.locales import LocaleNotEnabled, negotiate
+from api.locales import LocaleNotEnabled, Negotiated, negotiate
 from api.questions.queries import get_question_json
 from tenancy.db import tenant_session
 from tenancy.directory import OrgRecord
@@ -167,12 +169,15 @@ class CachedReads:
             "\x00" in k or "\x00" in v for k, v in args.items(multi=True)
         ):
             return None
-        try:
-            chosen = negotiate(
-                args.get("locale"), request.accept_languages, org.locales, org.default_locale
-            )
-        except LocaleNotEnabled:
-            return None
+        # The binding's rule: a view declared ``@localized`` keys on its negotiated locale.
+        chosen = Negotiated("", False)
+        if is_localized(view):
+            try:
+                chosen = negotiate(
+                    args.get("locale"), request.accept_languages, org.locales, org.default_locale
+                )
+            except LocaleNotEnabled:
+                return None
         path, variant = read_key(request.path, args.items(multi=True), chosen.locale)
         kept = cache is not None and cache.holds(org.schema_name, path, variant)
         # A single read of a question with no other parameter is read here on a miss too (and
@@ -193,7 +198,8 @@ class CachedReads:
             if cache is not None and generation is not None and kept:
                 found = cache.get(org.schema_name, path, generation, variant)
             if found is None and readable:
-                found = await self._read_question(ext, org, values["ref"], chosen.locale)
+                locale = chosen.locale or org.default_locale
+                found = await self._read_question(ext, org, values["ref"], locale)
                 if found is not None and cache is not None and generation is not None:
                     schema = org.schema_name
                     cache.put(schema, path, generation, found.body, variant, headers=found.headers)

@@ -21,9 +21,10 @@ read of a question on ``items``, every other read on ``lists``.
   it and the other parameters in a canonical order. An entry records the
   spelling it was made for (its ``variant``) and is served to other spellings only when
   ``shared`` (no next-page cursor in it: a cursor is signed for the ``q`` as spelled).
-- Reads are served in a locale (``api/locales.py``: ``?locale=`` or ``Accept-Language``): the
-  key holds the chosen locale, so a body made in ``fr`` is never served for ``de`` or the
-  default, and an entry keeps the headers that depend on the body (``Content-Language``).
+- A read declared ``@localized`` (``api.http.binding``; each of these reads is) is served in
+  a negotiated locale (``api/locales.py``: ``?locale=`` or ``Accept-Language``): the key holds
+  the chosen locale, so a body made in ``fr`` is never served for ``de`` or the default, and
+  an entry keeps the headers that depend on the body (``Content-Language``).
 """
 
 from __future__ import annotations
@@ -45,9 +46,6 @@ CACHEABLE_ENDPOINTS = frozenset(
         "api.categories.get_category",
     }
 )
-
-# The reads served in a negotiated locale (``api.http.binding.negotiate_locale``).
-LOCALIZED_ENDPOINTS = CACHEABLE_ENDPOINTS
 
 MAX_Q = 200  # the list endpoints' limit on q: a longer one is refused, so never shared
 

@@ -20,11 +20,13 @@ Locale = Annotated[
     str | None,
     Field(
         default=None,
-        min_length=2,
+        min_length=1,
         max_length=35,
         description=(
-            "BCP 47 tag of one of the help center's locales (e.g. 'en', 'fr-CA'); "
-            "default: the organization's default locale."
+            "BCP 47 tag of one of the organization's locales (e.g. 'en', 'fr-CA'), as the "
+            "API's locale parameter: the text is served in it (a question without a "
+            "translation in it in its own language); another locale is refused. Default: the "
+            "organization's default locale."
         ),
     ),
 ]

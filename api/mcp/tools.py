@@ -15,6 +15,7 @@ from api.categories import queries as categories
 from api.errors import CategoryNotFound, QuestionNotFound, ServiceError
 from api.helpcenter import content
 from api.helpcenter.llms import question_markdown, question_url
+from api.http.binding import served_locale
 from api.mcp import arguments as args
 from api.mcp.auth import Caller
 from api.mcp.drafts import create_draft, revise
@@ -87,14 +88,20 @@ def listed(caller: Caller) -> list[types.Tool]:
 
 
 def locale_of(caller: Caller, asked: str | None) -> str:
-    """The enabled locale ``asked`` names (any case), else the org's default."""
-    if asked is None:
-        return caller.org.default_locale
-    for tag in caller.org.locales:
-        if tag.lower() == asked.lower():
-            return tag
-    enabled = ", ".join(caller.org.locales)
-    raise ToolProblem(f"locale: {asked!r} is not a locale of this FAQ (enabled: {enabled}).")
+    """The locale ``asked`` names, negotiated as the API's ``locale`` parameter is
+    (``api.http.binding.served_locale``), else the org's default; a locale the org does not
+    serve is the API's refusal (``validation_failed`` on ``locale``) as an error result."""
+    try:
+        return served_locale(caller.principal, asked).locale
+    except ServiceError as error:
+        enabled = ", ".join(caller.principal.locales)
+        raise ToolProblem(f"{refusal(error)} Enabled locales: {enabled}.") from None
+
+
+def refusal(error: ServiceError) -> str:
+    """A domain refusal as an error result's text: its message, then each field's issue."""
+    detail = "; ".join(f"{d['field']}: {d['issue']}" for d in error.details)
+    return f"{error.message}{' (' + detail + ')' if detail else ''}"
 
 
 def help_center_root(caller: Caller) -> str | None:
@@ -143,8 +150,7 @@ async def call(
     except ToolProblem as error:
         return problem(str(error))
     except ServiceError as error:
-        detail = "; ".join(f"{d['field']}: {d['issue']}" for d in error.details)
-        return problem(f"{error.message}{' (' + detail + ')' if detail else ''}")
+        return problem(refusal(error))
 
 
 async def _run(engine: AsyncEngine, caller: Caller, parsed: args.Arguments) -> types.CallToolResult:

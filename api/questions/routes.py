@@ -24,6 +24,7 @@ from api.http.binding import (
     current_org,
     cursors,
     db,
+    localized,
     public_audience,
     requires_scope,
 )
@@ -126,6 +127,7 @@ def _body_hash(data: QuestionCreate) -> str:
 
 @questions.get("")
 @requires_scope("read", public=True)
+@localized
 @validate_querystring(QuestionListQuery)
 @document_response(ListEnvelope[QuestionOut])
 async def list_questions(query_args: QuestionListQuery) -> Result | Response:
@@ -218,6 +220,7 @@ async def reorder_questions(data: IdsBody) -> Result:
 
 @questions.get("/<ref>")
 @requires_scope("read", public=True)
+@localized
 @document_querystring(ReadQuery)
 @document_response(Envelope[QuestionOut])
 async def get_question(ref: str) -> Response:

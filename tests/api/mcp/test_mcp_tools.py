@@ -200,3 +200,42 @@ async def test_create_draft_of_an_existing_question_leaves_the_published_answer(
     live_body = (await live.get_json())["data"]
     assert live_body["answer"] == "Track it from **Orders**, then *Track*."
     assert live_body["status"] == "published"
+
+
+async def test_the_locale_argument_is_negotiated_and_refused_as_the_api_does(
+    served: ApiProcess, org: OrgClient
+) -> None:
+    """Issue 40: search_faq, get_question and list_categories serve the locale the API's
+    ``locale`` parameter would, and refuse one the org does not serve with the API's refusal
+    (``validation_failed`` on ``locale``), as an error result: never silently the default."""
+    made = await faq(org)
+    r = await org.patch("/settings", json={"locales": ["en", "fr"], "defaultLocale": "en"})
+    assert r.status_code == 200, await r.get_json()
+    slug = made["published"]["slug"]
+    body = {"title": "Où est mon colis zorblax ?", "answer": "Suivez-le.", "status": "published"}
+    r = await org.request(
+        "PUT", f"/questions/{made['published']['id']}/translations/fr", json=body, scope="write"
+    )
+    assert r.status_code in (200, 201), await r.get_json()
+    rest = await org.get("/answers", query={"q": "colis", "locale": "xx"}, scope="read")
+    refusal = (await rest.get_json())["error"]
+    assert rest.status_code == 400 and refusal["details"] == [
+        {"field": "locale", "issue": "not an enabled locale"}
+    ]
+    async with connect(mcp_url(served, org.slug), org.keys["read"]) as client:
+        found = await client.call_tool("search_faq", {"query": "colis", "locale": "FR"})
+        assert not found.is_error, found.content
+        assert found.structured_content["locale"] == "fr"
+        assert [r["title"] for r in found.structured_content["results"]] == [body["title"]]
+        assert found.structured_content["results"][0]["url"].endswith(f"/fr/questions/{slug}")
+        for tool, arguments in (
+            ("search_faq", {"query": "colis"}),
+            ("get_question", {"idOrSlug": slug}),
+            ("list_categories", {}),
+        ):
+            for locale in ("xx", "de", "fr_FR"):
+                refused = await client.call_tool(tool, {**arguments, "locale": locale})
+                assert refused.is_error, (tool, locale)
+                text = refused.content[0].text
+                assert text.startswith(f"{refusal['message']} (locale: not an enabled locale)")
+                assert "en, fr" in text
