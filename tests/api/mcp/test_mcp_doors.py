@@ -10,8 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from billing.plans import Plan
 from tests.api.audit.conftest import relayed_audit
 from tests.api.keys.helpers import as_key
-from tests.api.members.helpers import member_actor
 from tests.api.mcp.conftest import connect, mcp_url
+from tests.api.members.helpers import member_actor
 from tests.api.questions.helpers import create, error_code
 from tests.api.questions.test_review import require_review, team
 from tests.conftest import OrgFactory
