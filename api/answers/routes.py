@@ -57,11 +57,11 @@ async def find_answers(query_args: AnswersQuery) -> Served:
     locale = chosen_locale()
     found = await service.answers_for(
         db(),
+        org,
         q=query_args.q,
         locale=locale,
         limit=query_args.limit,
         category=query_args.category,
-        drafts=not is_public(org.scopes),
     )
     _record_search(org, locale, query_args.q, len(found))
     items = [answer.public() for answer in found]

@@ -28,6 +28,7 @@ from api.questions.read_drafts import question_read
 from api.search import config_for
 from tenancy.db import org_path, read_records, read_rows, sibling_session
 from tenancy.ids import looks_like_id
+from tenancy.principal import Principal
 
 MAX_LIMIT = 20
 
@@ -149,10 +150,18 @@ async def vocabulary_of(session: AsyncSession, locale: str) -> Vocabulary:
 
 
 async def answers_for(
-    session: AsyncSession, *, q: str, locale: str, limit: int, category: str | None, drafts: bool
+    session: AsyncSession,
+    reader: Principal,
+    *,
+    q: str,
+    locale: str,
+    limit: int,
+    category: str | None,
 ) -> list[Answer]:
-    """``find_answers`` with the org's vocabulary and this process's embedder: what the API,
-    the help center and the MCP server call (``session``: the org's)."""
+    """``find_answers`` with the org's vocabulary and this process's embedder, for ``reader``
+    (the principal of any door: a key, a member, a help-center visitor): what the API, the
+    help center and the MCP server call (``session``: the org's). Drafts show to secret keys
+    only, whatever the door."""
     return await find_answers(
         session,
         q=q,
@@ -161,7 +170,7 @@ async def answers_for(
         category=category,
         vocabulary=await vocabulary_of(session, locale),
         semantic=EmbeddingsLeg(session, locale),
-        drafts=drafts,
+        drafts=not reader.public,
     )
 
 

@@ -20,6 +20,7 @@ from api.questions.models import Question
 from api.questions.rules import LIVE
 from tenancy.clock import utcnow
 from tenancy.errors import ServiceError
+from tenancy.principal import Principal
 
 PUBLISHED = "published"
 MAX_CATEGORIES = 500
@@ -165,14 +166,16 @@ async def category_questions(
     return category, items
 
 
-async def search(session: AsyncSession, q: str, locale: str) -> list[dict[str, Any]]:
+async def search(
+    session: AsyncSession, reader: Principal, q: str, locale: str
+) -> list[dict[str, Any]]:
     """The published questions that best answer ``q`` in ``locale`` (``/answers``' ranking:
     by meaning, typos forgiven, the org's synonyms), each with its answer's ``snippet``."""
     if not q.strip():
         return []
     try:
         found = await answers_for(
-            session, q=q, locale=locale, limit=SEARCH_RESULTS, category=None, drafts=False
+            session, reader, q=q, locale=locale, limit=SEARCH_RESULTS, category=None
         )
     except ValidationFailed:  # no word to search ("?!")
         return []

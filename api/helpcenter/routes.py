@@ -49,6 +49,7 @@ from api.helpcenter.pages import BASE_CSS, error_page, page_context, primary_col
 from api.helpcenter.render import DOCUMENTS, answer_html, off_loop, theme_variables
 from api.helpcenter.urls import OtherSpelling, PageNotFound, page_locale
 from api.helpcenter.visitors import VISITOR_COOKIE, valid_visitor_token
+from api.http.authentication import visitor
 from api.http.binding import client_address, tenancy
 from api.http.conditional import tag_page
 from api.http.response_cache import page_key
@@ -416,7 +417,7 @@ async def search(org_slug: str, locale: str) -> Response:
 
     async def build() -> tuple[bytes, dict[str, str]]:
         async with _session(org) as session:
-            results = await content.search(session, q, tag)
+            results = await content.search(session, visitor(org), q, tag)
         query = f"?q={quote_plus(q)}" if q else ""
         context = page_context(org, tag, "/search", query)
         body = await render_template(

@@ -7,6 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.answers.service import Answer, answers_for
 from api.errors import ServiceError
+from tenancy.principal import Principal
 
 
 class NoWords(Exception):
@@ -20,11 +21,11 @@ async def search(
     locale: str,
     limit: int,
     category: str | None,
-    drafts: bool,
+    reader: Principal,
 ) -> list[Answer]:
     try:
         return await answers_for(
-            session, q=query, locale=locale, limit=limit, category=category, drafts=drafts
+            session, reader, q=query, locale=locale, limit=limit, category=category
         )
     except ServiceError as error:
         if any(d.get("field") == "q" for d in error.details):

@@ -215,7 +215,7 @@ async def _search(session: Any, caller: Caller, parsed: args.SearchFaq) -> types
             locale=locale,
             limit=parsed.limit,
             category=parsed.category,
-            drafts=not caller.public,
+            reader=caller.principal,
         )
     except NoWords:
         raise ToolProblem(f"query: {parsed.query!r} has no word to search for.") from None
