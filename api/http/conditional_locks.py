@@ -20,8 +20,10 @@ from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.categories.models import Category
+from api.errors import QuestionNotFound
 from api.members.models import Member
 from api.questions.models import Question
+from api.questions.queries import load as load_question
 from api.translations.models import CategoryTranslation, QuestionTranslation
 from api.webhooks.models import Webhook
 from tenancy.ids import looks_like_id
@@ -75,7 +77,16 @@ def translation(owner: Any, prefix: str, model: Any, owner_column: Any) -> Lock:
     return lock
 
 
-QUESTION = row(Question, "ref", "q")
+async def _question(session: AsyncSession, _org: Principal, args: Mapping[str, Any]) -> None:
+    """The question's row, locked and loaded as its commands load it (``queries.load``): the
+    write that follows takes no second lock."""
+    try:
+        await load_question(session, str(args.get("ref", "")), lock=True)
+    except QuestionNotFound:
+        return  # the GET that follows answers 404
+
+
+QUESTION = _question
 CATEGORY = row(Category, "ref", "cat")
 WEBHOOK = row(Webhook, "webhook_id", "wh")
 MEMBER = row(Member, "member_id", "mem")

@@ -22,6 +22,7 @@ from sqlalchemy import (
     case,
     cast,
     func,
+    inspect,
     literal,
     select,
     tuple_,
@@ -285,15 +286,44 @@ async def plain_page_json(
     return items, [page[-1][0], page[-1][1]]
 
 
+_LOCKED = "faq.locked_questions"
+
+
+def _locked(session: AsyncSession) -> dict[str, Question]:
+    """The questions this transaction has locked and loaded, by id and by slug."""
+    transaction = session.get_transaction()
+    held = session.info.get(_LOCKED)
+    if held is None or held[0] is not transaction:
+        held = session.info[_LOCKED] = (transaction, {})
+    locked: dict[str, Question] = held[1]
+    return locked
+
+
 async def load(session: AsyncSession, ref: str, *, lock: bool = False) -> Question:
-    """The live question with this id or slug (row-locked with ``lock``), else 404."""
+    """The live question with this id or slug (row-locked with ``lock``), else 404. A
+    question locked once in a transaction is not locked again (issue 40: a conditional
+    PATCH's lock, the review rules and the write share one ``SELECT … FOR UPDATE``)."""
+    if lock:
+        held = _locked(session).get(ref)
+        if held is not None and not inspect(held).expired_attributes:
+            return held
     stmt = select(Question).where(LIVE, _by_ref(ref))
     if lock:
         stmt = stmt.with_for_update()
     question = (await session.execute(stmt)).scalar_one_or_none()
     if question is None:
         raise QuestionNotFound()
+    if lock:
+        locked = _locked(session)
+        locked[question.id] = locked[question.slug] = question
     return question
+
+
+def changed(session: AsyncSession, question: Question) -> None:
+    """``question``'s row was written: the next ``load`` reads it again (still locked)."""
+    locked = _locked(session)
+    locked.pop(question.id, None)
+    locked.pop(question.slug, None)
 
 
 async def count_live(session: AsyncSession) -> int:

@@ -41,6 +41,7 @@ from api.errors import (
 from api.questions import review_gate
 from api.questions.idempotency import Created, claim_key, store_response
 from api.questions.models import RETURNED, PublishSchedule, Question
+from api.questions.queries import changed as changed_row
 from api.questions.queries import count_live, load
 from api.questions.revisions import add_revisions, changed_fields, question_audit, revision_changes
 from api.questions.rules import (
@@ -343,21 +344,24 @@ async def _apply(
         values_["search_vector"] = text_vector(
             question.locale, new.get("title", question.title), new.get("answer", question.answer)
         )
-    try:
-        async with session.begin_nested():
-            row = (
-                await session.execute(
-                    update(Question)
-                    .where(Question.id == question.id)
-                    .values(**values_)
-                    .returning(*RETURNED)
-                    .add_cte(review_gate.clear_approval(question.id))
-                )
-            ).one()
-    except IntegrityError as exc:
-        if SLUGS.is_conflict(exc):
-            raise SlugConflict() from None
-        raise
+    statement = (
+        update(Question)
+        .where(Question.id == question.id)
+        .values(**values_)
+        .returning(*RETURNED)
+        .add_cte(review_gate.clear_approval(question.id))
+    )
+    changed_row(session, question)
+    if "slug" not in new:
+        row = (await session.execute(statement)).one()
+    else:  # a slug taken meanwhile is a 409, and the transaction goes on to answer it
+        try:
+            async with session.begin_nested():
+                row = (await session.execute(statement)).one()
+        except IntegrityError as exc:
+            if SLUGS.is_conflict(exc):
+                raise SlugConflict() from None
+            raise
     await add_revisions(session, org.actor, changed, now, [(question.id, number, before)])
     after = question_public(row)
     if new:
