@@ -40,6 +40,7 @@ from bench.services import BIN, ROOT, Server, stop_process
 from tenancy.embedded import free_port
 
 NO_HOOKS_ORG = "bench-hot-nohooks"
+REVIEW_ORG = "bench-hot-review"
 SLUGS = 1000
 WEBHOOKS = 3
 
@@ -353,6 +354,36 @@ class HotPaths:
             self.ref_post(), b.base, [b.service.proc.pid], script,
         )  # fmt: skip
 
+    def patch_under_review(self) -> None:
+        """Issue 40's cost of a write: ``PATCH`` with ``If-Match: *`` (locked, read and
+        compared as any ``If-Match``) of the answers of 1,000 unpublished questions, round
+        robin, in an org that requires review, against the bare write route."""
+        b = self.bench
+        (org,) = seed.create_orgs(
+            [REVIEW_ORG], out_dir=self.world.tmp / "orgs", processes=1, questions_each=SLUGS
+        )
+        schema = org["schema"]
+        self.world.psql(
+            f"UPDATE \"{schema}\".questions SET status = 'draft', published_at = NULL;"
+            f' INSERT INTO "{schema}".workflow_settings (id, require_review, updated_at)'
+            " VALUES (true, true, now()) ON CONFLICT (id) DO UPDATE SET require_review = true"
+        )
+        slugs = str(self.world.psql(f'SELECT slug FROM "{schema}".questions ORDER BY slug')).split()
+        headers = {
+            "Authorization": f"Bearer {org['key']}",
+            "Content-Type": "application/json",
+            "If-Match": "*",
+        }
+        paths = [f"/api/v1/{REVIEW_ORG}/questions/{slug}" for slug in slugs]
+        script = load.unique_request_list_script(
+            "PATCH", paths, headers, json.dumps({"answer": "Answer @N@"})
+        )
+        self.measure(
+            "hot: PATCH with If-Match, review required",
+            "PATCH questions/{slug} (1,000 unpublished), If-Match: *",
+            None, self.ref_post(), b.base, [b.service.proc.pid], script,
+        )  # fmt: skip
+
     def writes(self) -> None:
         b = self.bench
         api = [b.service.proc.pid]
@@ -432,6 +463,7 @@ ONLY = {
     "reads-off": "reads_uncached",
     "create": "create_without_webhooks",
     "mix": "mixed_alone",
+    "patch": "patch_under_review",
 }
 
 
@@ -446,6 +478,7 @@ def hot_path_rows(bench: Any, only: tuple[str, ...] = ()) -> list[dict[str, Any]
         else:
             hot.reads()
             hot.writes()
+            hot.patch_under_review()
     finally:
         hot.stop()
     return hot.rows

@@ -124,6 +124,37 @@ end
     )
 
 
+def unique_request_list_script(
+    method: str, paths: Sequence[str], headers: dict[str, str], body_template: str
+) -> str:
+    """``method`` on ``paths`` round-robin from a random start, each body made unique per
+    request (``@N@`` in the template becomes a counter)."""
+    hdrs = ", ".join(f"[{_lua_string(k)}] = {_lua_string(v)}" for k, v in headers.items())
+    listed = ", ".join(_lua_string(p) for p in paths)
+    return (
+        f"""
+local paths = {{{listed}}}
+local headers = {{{hdrs}}}
+local template = {_lua_string(body_template)}
+local n = 0
+local i = 0
+local tag = ""
+init = function(args)
+  math.randomseed(os.time() + os.clock() * 1000000)
+  tag = tostring(math.random(1, 1000000000))
+  i = math.random(#paths)
+end
+request = function()
+  n = n + 1
+  i = (i % #paths) + 1
+  local body = string.gsub(template, "@N@", tag .. "-" .. n)
+  return wrk.format({_lua_string(method)}, paths[i], headers, body)
+end
+"""
+        + DONE
+    )
+
+
 def run_wrk(
     base_url: str,
     script: str,
