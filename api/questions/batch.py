@@ -190,7 +190,7 @@ class NewQuestions:
             for name, column in params.items():
                 column.append(values[name])
             public = question_public(
-                cast(Question, SimpleNamespace(**values, external_id=n.external_id))
+                cast(Question, SimpleNamespace(**values, external_id=n.external_id)), None
             )
             events.append(("question.created", public))
             if n.status == PUBLISHED:

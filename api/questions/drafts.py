@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from api.errors import ValidationFailed, field_error
 from api.questions.models import PublishSchedule, Question
 from api.questions.queries import load
+from api.questions.read_drafts import summary_of
 from api.questions.review_gate import DRAFT_FIELDS as DRAFT_FIELDS
 from api.questions.revisions import question_audit
 from api.questions.rules import LIVE, PUBLISHED, SLUGS, category_id, check_not_null
@@ -188,7 +189,7 @@ async def publish_draft(
     question, draft = await locked_draft(session, ref)
     public = draft_public(draft, question)
     if not force and question.revision_count != draft.base_revision:
-        raise DraftConflict(live=question_public(question), draft=public)
+        raise DraftConflict(live=question_public(question, summary_of(draft)), draft=public)
     if await require_review(session) and not approved(draft):
         raise ReviewRequired()
     if at is None:
@@ -218,8 +219,9 @@ async def apply_draft(
 ) -> dict[str, Any]:
     """The draft's changes as one PATCH that also publishes; the draft is gone after."""
     changes = {**draft.changes, "status": PUBLISHED, "scheduledPublishAt": None}
-    published = await update_question(session, org, question.id, changes, reviewed=True)
+    # Gone first: the PATCH's response and events show the question without it (issue 40).
     await session.execute(delete(QuestionDraft).where(QuestionDraft.question_id == question.id))
+    published = await update_question(session, org, question.id, changes, reviewed=True)
     audit = question_audit(
         "draft_published", org.actor, question.id, None, {"version": draft.version}
     )

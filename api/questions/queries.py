@@ -38,27 +38,17 @@ from api.http.pagination import keyset_page
 from api.questions import read_drafts
 from api.questions.models import Question, QuestionRevision
 from api.questions.rules import LIVE
-from api.questions.schemas import revision_public
+from api.questions.schemas import DRAFT, INT, SHAPE, STAMP, revision_public
 from api.search import prefix_query, tsquery, unranked
 from api.translations.models import QuestionTranslation, source_digest_sql
 from tenancy.db import read_records, read_rows
 from tenancy.ids import looks_like_id
 
-# The columns of the public shape: reads select these rows, not ORM objects (no identity map,
-# no search vector on the wire).
-PUBLIC_COLUMNS: tuple[Any, ...] = (
-    Question.id,
-    Question.slug,
-    Question.locale,
-    Question.title,
-    Question.answer,
-    Question.status,
-    Question.category_id,
-    Question.sort_order,
-    Question.published_at,
-    Question.scheduled_publish_at,
-    Question.created_at,
-    Question.updated_at,
+# The columns of the public shape (``schemas.SHAPE``; ``external_id`` is selected beside them,
+# ``EXTERNAL_ID``): reads select these rows, not ORM objects (no identity map, no search vector
+# on the wire).
+PUBLIC_COLUMNS: tuple[Any, ...] = tuple(
+    getattr(Question, attr) for _, attr, _ in SHAPE if attr != "external_id"
 )
 
 
@@ -170,21 +160,25 @@ def _optional_stamp(expr: str) -> str:
 
 
 _SERVED_SQL = "s.status = 'published'"
-_FIELDS_SQL = (
-    ("id", _text("q.id")),
-    ("slug", _text("q.slug")),
-    ("locale", _text(f"CASE WHEN {_SERVED_SQL} THEN s.locale ELSE q.locale END")),
-    ("title", _text(f"CASE WHEN {_SERVED_SQL} THEN s.title ELSE q.title END")),
-    ("answer", _text(f"CASE WHEN {_SERVED_SQL} THEN s.answer ELSE q.answer END")),
-    ("status", _text("q.status")),
-    ("categoryId", _text("q.category_id")),
-    ("order", "q.sort_order::text"),
-    ("publishedAt", _optional_stamp("q.published_at")),
-    ("scheduledPublishAt", _optional_stamp("q.scheduled_publish_at")),
-    ("createdAt", _optional_stamp("q.created_at")),
-    ("updatedAt", _optional_stamp("q.updated_at")),
-    ("externalId", f"COALESCE({_text(external_id_sql('question', 'q.id'))}, 'null')"),
-)
+# The fields whose SQL is not their column's: served in the read's locale, or a subquery.
+_SQL_OF = {
+    "locale": _text(f"CASE WHEN {_SERVED_SQL} THEN s.locale ELSE q.locale END"),
+    "title": _text(f"CASE WHEN {_SERVED_SQL} THEN s.title ELSE q.title END"),
+    "answer": _text(f"CASE WHEN {_SERVED_SQL} THEN s.answer ELSE q.answer END"),
+    "externalId": f"COALESCE({_text(external_id_sql('question', 'q.id'))}, 'null')",
+}
+
+
+def _field_sql(name: str, attr: str, kind: str) -> str:
+    if name in _SQL_OF:
+        return _SQL_OF[name]
+    if kind == STAMP:
+        return _optional_stamp(f"q.{attr}")
+    return f"q.{attr}::text" if kind == INT else _text(f"q.{attr}")
+
+
+# ``schemas.SHAPE`` in SQL, field by field.
+_FIELDS_SQL = tuple((name, _field_sql(name, attr, kind)) for name, attr, kind in SHAPE)
 
 
 def _json_sql(drafts: bool) -> str:
@@ -193,7 +187,7 @@ def _json_sql(drafts: bool) -> str:
     return (
         " || ".join(
             f"""'{"{" if n == 0 else ","}"{name}":' || {expr}"""
-            for n, (name, expr) in enumerate((*_FIELDS_SQL, ("draft", draft)))
+            for n, (name, expr) in enumerate((*_FIELDS_SQL, (DRAFT, draft)))
         )
         + " || '}'"
     )

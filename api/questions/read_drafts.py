@@ -1,17 +1,18 @@
-"""The ``draft`` of a question as its reads show it (issue 30): ``{updatedAt, updatedBy,
-reviewState}`` of its pending version, or null. The reads get it from the same statement (a
-LEFT JOIN on ``question_drafts``' primary key): still one round trip. Drafts are internal:
-a publishable key's reads show null: each read is told (``drafts``) by its caller, the API
-route (``not public_audience()``), the help center (never), the MCP server (by its key).
-Writes, events and audit entries keep the live question (``question_public``), without its
-draft.
+"""The ``draft`` of a question (issue 30): ``{updatedAt, updatedBy, reviewState}`` of its
+pending version, or null. The reads get it from the same statement (a LEFT JOIN on
+``question_drafts``' primary key): still one round trip. Drafts are internal: a publishable
+key's reads show null: each read is told (``drafts``) by its caller, the API route (``not
+public_audience()``), the help center (never), the MCP server (by its key).
+The writes show it exactly as a secret key's GET does (issue 40: one representation): in
+their responses, the ``data`` of their events and their audit snapshots, read in the write's
+own statement (``draft_returning``: its ``RETURNING``), so a PATCH costs no more round trips.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_
+from sqlalchemy import CTE, ColumnElement, and_, func, select
 
 from api.questions.models import Question
 from api.questions.schemas import question_public
@@ -26,6 +27,33 @@ DRAFT_COLUMNS: tuple[Any, ...] = (
     QuestionDraft.review_state.label("draft_review_state"),
 )
 DRAFT_ON = and_(QuestionDraft.question_id == Question.id)
+
+
+def _of_question(column: Any) -> Any:
+    """``column`` of the draft of the question the enclosing statement writes (a scalar
+    subquery on the draft's primary key, correlated to the question)."""
+    return (
+        select(column)
+        .where(QuestionDraft.question_id == Question.id)
+        .correlate_except(QuestionDraft)
+        .scalar_subquery()
+    )
+
+
+def draft_returning(cleared: CTE | None = None) -> tuple[ColumnElement[Any], ...]:
+    """``DRAFT_COLUMNS`` for the ``RETURNING`` of a statement that writes questions.
+    ``cleared``: the statement's ``review_gate.clear_approval`` (returning ``review_state``):
+    the statement's own subqueries see the draft as it was before the statement, so the
+    state it set wins."""
+    state = _of_question(QuestionDraft.review_state)
+    if cleared is not None:
+        state = func.coalesce(select(cleared.c.review_state).scalar_subquery(), state)
+    return (
+        _of_question(QuestionDraft.question_id).label("draft_question_id"),
+        _of_question(QuestionDraft.updated_at).label("draft_updated_at"),
+        _of_question(QuestionDraft.updated_by).label("draft_updated_by"),
+        state.label("draft_review_state"),
+    )
 
 
 def actor_public(actor: dict[str, str]) -> dict[str, str]:
@@ -66,7 +94,19 @@ def draft_sql(stamp: Any, text: Any) -> str:
 DRAFT_JOIN_SQL = " LEFT JOIN question_drafts d ON d.question_id = q.id"
 
 
+def summary_of(draft: QuestionDraft | None) -> dict[str, Any] | None:
+    """``draft_summary`` of a draft already loaded."""
+    if draft is None:
+        return None
+    return {
+        "updatedAt": iso(draft.updated_at),
+        "updatedBy": actor_public(draft.updated_by),
+        "reviewState": draft.review_state,
+    }
+
+
 def question_read(row: Any, drafts: bool) -> dict[str, Any]:
-    """A read's question (a row with ``external_id`` and ``DRAFT_COLUMNS``): the public shape
-    (with its ``externalId``) and its ``draft``."""
-    return {**question_public(row), "draft": draft_summary(row, drafts)}
+    """A question as read or written (a row with ``external_id`` and ``DRAFT_COLUMNS``, or
+    ``draft_returning``): the public shape and its ``draft`` (``drafts``: whether the reader
+    sees drafts; a write's result, its events and audit: always)."""
+    return question_public(row, draft_summary(row, drafts))

@@ -79,5 +79,6 @@ def clear_approval(question_id: str) -> CTE:
             and_(QuestionDraft.question_id == question_id, QuestionDraft.review_state == APPROVED)
         )
         .values(review_state=PENDING, decided_by=None, decision_comment=None, approved_version=None)
+        .returning(QuestionDraft.review_state)  # the statement's response shows it (issue 40)
         .cte("cleared_approval")
     )

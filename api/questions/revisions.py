@@ -20,8 +20,9 @@ from tenancy.audit import AUDIT_EVENT, Actor, audit_payload
 from tenancy.ids import new_id
 
 REVISIONS_KEPT = 50
-# Bookkeeping, not a change a reader of the audit log looks for.
-_NOT_AUDITED = frozenset({"updatedAt"})
+# Bookkeeping, not a change a reader of the audit log looks for; and the draft's summary,
+# which the draft's own entries audit (``draft_saved``, ``approved``, ...), not an update.
+_NOT_AUDITED = frozenset({"updatedAt", "draft"})
 
 
 def question_audit(
@@ -43,8 +44,8 @@ def question_audit(
 def changed_fields(
     before: dict[str, Any], after: dict[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The public fields an update changed, as they were and as they are (``updatedAt``
-    left out): an update's audit ``before`` and ``after``."""
+    """The public fields an update changed, as they were and as they are (``updatedAt`` and
+    ``draft`` left out): an update's audit ``before`` and ``after``."""
     names = [n for n in after if n not in _NOT_AUDITED and before.get(n) != after[n]]
     return {n: before.get(n) for n in names}, {n: after[n] for n in names}
 

@@ -99,9 +99,10 @@ class QuestionOut(ResponseModel):
     updated_at: str
     # The source item an import made it of (``zendesk:360012345``), else null (issue 29).
     external_id: str | None = None
-    # Its draft on reads (GET, lists), null when none and to publishable keys; not in the
-    # responses of writes nor in events (issue 30).
-    draft: DraftSummary | None = None
+    # Its draft (issue 30), null when none and always to publishable keys and the help
+    # center; the same in reads, the responses of writes, event data and audit snapshots
+    # (issue 40).
+    draft: DraftSummary | None
 
 
 class RevisionActor(ResponseModel):
@@ -129,28 +130,51 @@ class RevisionOut(ResponseModel):
     created_at: str
 
 
-def question_public(q: Question | Row[Any]) -> dict[str, Any]:
-    """The question exactly as GET returns it (also the ``data`` of its events)."""
-    return {
-        "id": q.id,
-        "slug": q.slug,
-        "locale": q.locale,
-        "title": q.title,
-        "answer": q.answer,
-        "status": q.status,
-        "categoryId": q.category_id,
-        "order": q.sort_order,
-        "publishedAt": iso(q.published_at),
-        "scheduledPublishAt": iso(q.scheduled_publish_at),
-        "createdAt": iso(q.created_at),
-        "updatedAt": iso(q.updated_at),
-        "externalId": q.external_id,
+# ---- the public shape, declared once (issue 40) ---------------------------------------------
+# Each field of a question as the API shows it: its public name, the attribute of a row (an ORM
+# object, a Core row, a ``RETURNING`` row) it comes from, and its JSON kind. It makes
+# ``question_public`` (reads, the responses of writes, event data, audit snapshots), the reads'
+# columns and the JSON the hot reads build in SQL (``api.questions.queries``); ``QuestionOut``
+# (OpenAPI) must name the same fields in the same order (checked below). Then ``draft``, the
+# summary of the question's draft (``api.questions.read_drafts``), last.
+TEXT, INT, STAMP = "text", "int", "stamp"
+SHAPE: tuple[tuple[str, str, str], ...] = (
+    ("id", "id", TEXT),
+    ("slug", "slug", TEXT),
+    ("locale", "locale", TEXT),
+    ("title", "title", TEXT),
+    ("answer", "answer", TEXT),
+    ("status", "status", TEXT),
+    ("categoryId", "category_id", TEXT),
+    ("order", "sort_order", INT),
+    ("publishedAt", "published_at", STAMP),
+    ("scheduledPublishAt", "scheduled_publish_at", STAMP),
+    ("createdAt", "created_at", STAMP),
+    ("updatedAt", "updated_at", STAMP),
+    ("externalId", "external_id", TEXT),
+)
+DRAFT = "draft"
+_ORDER = tuple(name for name, _, _ in SHAPE)
+
+
+def question_public(q: Question | Row[Any], draft: dict[str, Any] | None) -> dict[str, Any]:
+    """The question exactly as GET returns it to a secret key: ``SHAPE`` from the row, then
+    ``draft`` (its summary, ``read_drafts.draft_summary``; None when it has none or the reader
+    may not see drafts). Also the response of its writes, the ``data`` of its events and its
+    audit snapshots."""
+    out = {
+        name: iso(getattr(q, attr)) if kind == STAMP else getattr(q, attr)
+        for name, attr, kind in SHAPE
     }
+    out[DRAFT] = draft
+    return out
 
 
 PUBLIC_FIELDS = tuple(
     QuestionOut.model_fields[name].alias or name for name in QuestionOut.model_fields
 )
+if (*_ORDER, DRAFT) != PUBLIC_FIELDS:  # the OpenAPI schema and the JSON cannot drift
+    raise TypeError(f"QuestionOut {PUBLIC_FIELDS} is not the public shape {(*_ORDER, DRAFT)}")
 
 # The fields a client edits, as a revision's snapshot keeps them (public names).
 EDITABLE = ("title", "answer", "categoryId", "status", "slug", "order", "scheduledPublishAt")

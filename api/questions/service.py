@@ -38,7 +38,7 @@ from api.errors import (
     ValidationErrorCode,
     field_error,
 )
-from api.questions import review_gate
+from api.questions import read_drafts, review_gate
 from api.questions.idempotency import Created, claim_key, store_response
 from api.questions.models import RETURNED, PublishSchedule, Question
 from api.questions.queries import changed as changed_row
@@ -253,8 +253,9 @@ async def _insert_with_events(
             if attempt:
                 taken = set((await session.execute(SLUGS.taken(values_["title"]))).scalars())
             values_["slug"] = SLUGS.first_free(values_["title"], taken)
+        # A new question has no draft.
         public = question_public(
-            cast(Question, SimpleNamespace(**values_, external_id=external_id))
+            cast(Question, SimpleNamespace(**values_, external_id=external_id)), None
         )
         params = {
             **{name: values_[name] for name in _CREATE_COLUMNS},
@@ -311,7 +312,9 @@ async def _apply(
     org.require("write")
     check_not_null(changes)
     await review_gate.check_change(session, question, changes, reviewed=reviewed)
-    before = question_public(question)
+    # Before the change: its revision's snapshot and the audit's changed fields (an update's
+    # audit lists the question's own fields; its draft is audited by the draft's writes).
+    before = question_public(question, None)
     new: dict[str, Any] = {}
     for field in ("title", "answer", "order"):
         if field in changes:
@@ -344,12 +347,15 @@ async def _apply(
         values_["search_vector"] = text_vector(
             question.locale, new.get("title", question.title), new.get("answer", question.answer)
         )
+    # The question as GET shows it after the change, its draft included, from the UPDATE
+    # itself (issue 40: no round trip more).
+    cleared = review_gate.clear_approval(question.id)
     statement = (
         update(Question)
         .where(Question.id == question.id)
         .values(**values_)
-        .returning(*RETURNED)
-        .add_cte(review_gate.clear_approval(question.id))
+        .returning(*RETURNED, *read_drafts.draft_returning(cleared))
+        .add_cte(cleared)
     )
     changed_row(session, question)
     if "slug" not in new:
@@ -363,7 +369,7 @@ async def _apply(
                 raise SlugConflict() from None
             raise
     await add_revisions(session, org.actor, changed, now, [(question.id, number, before)])
-    after = question_public(row)
+    after = read_drafts.question_read(row, True)
     if new:
         await _emit_changes(session, org, action, before, after)
     if "scheduled_publish_at" in new and scheduled_at is not None:
@@ -398,10 +404,16 @@ async def delete_question(session: AsyncSession, org: Principal, ref: str) -> No
     """Soft delete: invisible at once, its slug free; purged after 30 days."""
     org.require("write")
     question = await load(session, ref, lock=True)
-    before = question_public(question)
-    await session.execute(
-        update(Question).where(Question.id == question.id).values(deleted_at=utcnow())
-    )
+    row = (
+        await session.execute(
+            update(Question)
+            .where(Question.id == question.id)
+            .values(deleted_at=utcnow())
+            .returning(*read_drafts.draft_returning())
+        )
+    ).one()
+    # As GET showed it: its draft from the statement (issue 40).
+    before = question_public(question, read_drafts.draft_summary(row, True))
     audit = question_audit("deleted", org.actor, question.id, before, None)
     await record_events(session, org.id, [("question.deleted", before), audit])
 
@@ -434,14 +446,14 @@ async def _update_each(
             update(Question)
             .where(where)
             .values(**new, updated_at=now, revision_count=Question.revision_count + 1)
-            .returning(*RETURNED)
+            .returning(*RETURNED, *read_drafts.draft_returning())
         )
     ).all()
     rows = sorted(rows, key=lambda r: r.id)
     await add_revisions(
         session, org.actor, [field], now, [(r.id, r.revision_count, befores[r.id]) for r in rows]
     )
-    events = [("question.updated", question_public(r)) for r in rows]
+    events = [("question.updated", read_drafts.question_read(r, True)) for r in rows]
     await record_events(session, org.id, events + audits)
     return len(rows)
 
@@ -471,7 +483,7 @@ async def reorder_questions(session: AsyncSession, org: Principal, ids: list[str
     await _update_each(
         session,
         org,
-        {i: question_public(current[i]) for i in changed},
+        {i: question_public(current[i], None) for i in changed},  # their revisions
         Question.id == new_orders.c.id,
         "order",
         [question_audit("reordered", org.actor, None, was, changed)],
@@ -493,7 +505,7 @@ async def move_to_category(
     return await _update_each(
         session,
         org,
-        {i: question_public(q) for i, q in current.items()},
+        {i: question_public(q, None) for i, q in current.items()},  # their revisions
         Question.id.in_(list(current)),
         "categoryId",
         [question_audit("updated", org.actor, i, before, after) for i in sorted(current)],

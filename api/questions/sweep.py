@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from api.questions.drafts import next_draft_due, publish_due_drafts
 from api.questions.idempotency import delete_expired_keys
 from api.questions.models import RETURNED, PublishSchedule, Question
+from api.questions.read_drafts import draft_returning, question_read
 from api.questions.revisions import add_revisions, changed_fields, question_audit
 from api.questions.rules import LIVE, PUBLISHED, SCHEDULED
 from api.questions.schemas import question_public
@@ -41,7 +42,7 @@ async def publish_due(session: AsyncSession, org_id: str, actor: Actor) -> int:
     )
     events = []
     for question in due:
-        before = question_public(question)
+        before = question_public(question, None)  # its revision, the audit's changed fields
         number = question.revision_count + 1
         row = (
             await session.execute(
@@ -54,7 +55,7 @@ async def publish_due(session: AsyncSession, org_id: str, actor: Actor) -> int:
                     updated_at=now,
                     revision_count=number,
                 )
-                .returning(*RETURNED)
+                .returning(*RETURNED, *draft_returning())
             )
         ).one()
         await add_revisions(
@@ -64,7 +65,7 @@ async def publish_due(session: AsyncSession, org_id: str, actor: Actor) -> int:
             now,
             [(question.id, number, before)],
         )
-        after = question_public(row)
+        after = question_read(row, True)  # as GET shows it, its draft included
         audit = question_audit("published", actor, question.id, *changed_fields(before, after))
         events += [("question.published", after), ("question.updated", after), audit]
     if events:

@@ -1,7 +1,8 @@
 """Every read of a question shows its draft (issue 30): ``draft`` is ``{updatedAt, updatedBy,
 reviewState}`` or null, on GET by id and by slug (cached or not), on the plain list, a search
-and a filtered list. Publishable keys never see it (null): drafts are internal. Writes and
-events keep the live question as before."""
+and a filtered list. Publishable keys never see it (null): drafts are internal. Writes,
+events and audit snapshots show it as a secret key's GET does (issue 40:
+``tests/api/webhooks/test_one_representation.py``)."""
 
 from __future__ import annotations
 

@@ -80,8 +80,8 @@ async def test_restore_applies_the_snapshot_as_a_new_patch(engine, org):
     assert restored["title"] == "Original" and restored["slug"] == q["slug"]
     assert restored["status"] == "published" and restored["publishedAt"] is not None
     r = await org.get(path, scope="read")
-    # Reads show the draft (issue 30) and the source of an import (issue 29): none.
-    assert (await r.get_json())["data"] == {**restored, "externalId": None, "draft": None}
+    # The restore's response is the question as GET shows it (issue 40).
+    assert (await r.get_json())["data"] == restored
     data = (await revisions(org, q["id"]))["data"]
     assert [r["number"] for r in data] == [2, 1]
     assert data[0]["snapshot"]["title"] == "Edited"

@@ -128,9 +128,9 @@ async def test_patch_events(engine, org):
     evs = [(e, d) for e, d in await events(engine, org) if d["id"] == q["id"]]
     assert evs[1][1] == changed
     r = await org.get(path, scope="read")
-    # Events carry the live question; reads show its draft beside it (issue 30) and its
-    # import's source (issue 29): none.
-    assert {**evs[-1][1], "externalId": None, "draft": None} == (await r.get_json())["data"]
+    # Events carry the question as GET shows it (issue 40): its draft (issue 30) and its
+    # import's source (issue 29), none here.
+    assert evs[-1][1] == (await r.get_json())["data"]
     assert evs[-1][1]["status"] == "archived"
 
 
@@ -138,7 +138,7 @@ async def test_delete_event_carries_the_question_as_it_was(engine, org):
     q = await create(org, status="published")
     r = await org.get(f"/questions/{q['id']}", scope="read")
     as_was = (await r.get_json())["data"]
-    assert as_was.pop("draft") is None  # reads show the draft (issue 30), events do not
+    assert as_was["draft"] is None  # reads and events show the draft (issues 30, 40)
     assert as_was["externalId"] is None  # events show the import's source as reads do
     await org.delete(f"/questions/{q['id']}", scope="write")
     evs = [(e, d) for e, d in await events(engine, org) if d["id"] == q["id"]]

@@ -115,10 +115,10 @@ async def test_merge_reorder_force_delete_emit_updates(org, endpoint: Endpoint):
 
 
 async def live(org, path: str) -> dict:
-    """GET's question without what only reads show: its draft (issue 30), none here. Its
-    import's source (issue 29) is in events too: null here."""
+    """GET's question: its draft (issue 30) and its import's source (issue 29) are in events
+    too (issue 40): null here."""
     data = (await (await org.get(path)).get_json())["data"]
-    assert data.pop("draft") is None and data["externalId"] is None
+    assert data["draft"] is None and data["externalId"] is None
     return data
 
 
