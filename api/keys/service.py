@@ -10,8 +10,9 @@ from urllib.parse import urlsplit
 from sqlalchemy import and_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from api.errors import KeyNotFound, LastAdminKey, ValidationFailed, field_error
+from api.errors import KeyNotFound, ValidationFailed, field_error
 from api.http.pagination import keyset_page
+from api.keys.admins import keep_an_admin_key
 from api.keys.schemas import KeyCreate
 from api.members.service import active_member, check_key_scopes
 from tenancy.audit import Actor, audit_change
@@ -130,8 +131,11 @@ def validated(
 
 async def check_member_key(session: AsyncSession, member_id: str, scopes: list[str]) -> None:
     """A key for ``member_id`` (an active member of the org whose schema ``session`` sees):
-    a secret key within the member's role (400 ``validation_failed`` otherwise)."""
-    member = await active_member(session, member_id)
+    a secret key within the member's role (400 ``validation_failed`` otherwise). The member
+    is read ``FOR SHARE`` and stays locked to the commit: a change of its role or its
+    deactivation (``FOR UPDATE``) waits for the key, then caps or revokes it; a key made
+    after such a change sees the new role."""
+    member = await active_member(session, member_id, lock=True)
     if is_public(scopes):
         raise ValidationFailed(
             "A publishable key belongs to no member.",
@@ -145,6 +149,7 @@ async def list_keys(
 ) -> tuple[list[dict[str, Any]], list[Any] | None]:
     """The org's keys, revoked ones included, oldest first; the sort key of the last item
     when more follow."""
+    org.require("admin")
     if after is not None:
         after = [datetime.fromisoformat(after[0]), after[1]]
     stmt = keyset_page(
@@ -202,6 +207,9 @@ async def issue(
 
 
 async def create(session: AsyncSession, org: Principal, data: KeyCreate) -> dict[str, Any]:
+    """A new key of the org (admin); a member's within its role, decided under the member's
+    lock (``check_member_key``)."""
+    org.require("admin")
     scopes, origins, expires_at = validated(data.scopes, data.allowed_origins, data.expires_at)
     if data.member_id is not None:
         await check_member_key(session, data.member_id, scopes)
@@ -219,15 +227,14 @@ async def create(session: AsyncSession, org: Principal, data: KeyCreate) -> dict
 
 async def revoke(session: AsyncSession, org: Principal, fingerprint: str) -> None:
     """Revoke one of the org's keys (again: nothing changes). 409 ``last_admin_key`` when it
-    is an active admin key and no other admin key with no expiry would be left: an expiring
-    admin key is not the org's last admin (the org would lose admin access when it expires).
-    The org's admin keys with no expiry are locked first, so two concurrent revocations
-    cannot each leave the other's key as the last one. Times come from Python, not the
-    database's ``now()`` (``shared.api_keys`` is a Citus reference table)."""
-    now = utcnow()
+    is an active admin key and no other admin key with no expiry would be left
+    (``api.keys.admins``: the org's admin keys are locked for the check, so two concurrent
+    revocations cannot each leave the other's key as the last one). Times come from Python,
+    not the database's ``now()`` (``shared.api_keys`` is a Citus reference table)."""
+    org.require("admin")
     target = (
         await session.execute(
-            select(ApiKey.scopes, ApiKey.revoked, ApiKey.expires_at).where(
+            select(ApiKey.scopes, ApiKey.revoked).where(
                 ApiKey.fingerprint == fingerprint, ApiKey.org_id == org.id
             )
         )
@@ -236,26 +243,9 @@ async def revoke(session: AsyncSession, org: Principal, fingerprint: str) -> Non
         raise KeyNotFound()
     if target.revoked:
         return
-    active = target.expires_at is None or target.expires_at > now
-    if "admin" in target.scopes and active:
-        lasting = (
-            await session.execute(
-                select(ApiKey.fingerprint)
-                .where(
-                    ApiKey.org_id == org.id,
-                    ApiKey.scopes.contains(["admin"]),
-                    ApiKey.revoked.is_(False),
-                    ApiKey.expires_at.is_(None),
-                )
-                .order_by(ApiKey.fingerprint)
-                .with_for_update()
-            )
-        ).scalars()
-        if not [f for f in lasting if f != fingerprint]:
-            raise LastAdminKey(
-                "No other admin key with no expiry would be left (an expiring admin key does"
-                " not count): create one first."
-            )
+    if "admin" in target.scopes:
+        await keep_an_admin_key(session, org.id, doing="Revoking this key", fingerprint=fingerprint)
+    now = utcnow()
     revoked_at = (
         await session.execute(
             update(ApiKey)

@@ -28,7 +28,7 @@ async def list_members(query_args: MemberListQuery) -> Result:
     """The organization's members, deactivated ones included, oldest first."""
     after = cursors().decode("members", query_args.cursor) if query_args.cursor else None
     items, last = await service.list_members(
-        db(), limit=query_args.limit, after=str(after[0]) if after else None
+        db(), current_org(), limit=query_args.limit, after=str(after[0]) if after else None
     )
     cursor = cursors().encode("members", [last]) if last is not None else None
     return list_body(items, query_args.limit, cursor), 200
@@ -49,7 +49,7 @@ async def create_member(data: MemberCreate) -> Result:
 @document_response(Envelope[MemberOut])
 async def get_member(member_id: str) -> Result:
     """A member (404 ``member_not_found``)."""
-    return {"data": await service.get_member(db(), member_id)}, 200
+    return {"data": await service.get_member(db(), current_org(), member_id)}, 200
 
 
 @members.patch("/<member_id>")
@@ -60,7 +60,9 @@ async def get_member(member_id: str) -> Result:
 async def update_member(member_id: str, data: MemberUpdate) -> Result:
     """Change a member's email, name or role. A lower role lowers the scopes of the member's
     keys at once (never above the role: viewer read; author read+write; editor
-    read+write+review; admin all). A deactivated member is 409 ``member_deactivated``."""
+    read+write+review; admin all). A deactivated member is 409 ``member_deactivated``; a role
+    below admin for the owner of the org's last admin key with no expiry is 409
+    ``last_admin_key`` (create another admin key first)."""
     changes = data.model_dump(include=data.model_fields_set)
     result = await service.update_member(db(), current_org(), member_id, changes)
     after_commit(db(), "directory.clear", tenancy().directory.clear)
@@ -72,7 +74,8 @@ async def update_member(member_id: str, data: MemberUpdate) -> Result:
 @conditional(locks.MEMBER)
 async def deactivate_member(member_id: str) -> tuple[str, int]:
     """Deactivate a member: its keys are revoked (refused everywhere within a second); the
-    member stays, with ``deactivatedAt``, in the audit trail."""
+    member stays, with ``deactivatedAt``, in the audit trail. The owner of the org's last
+    admin key with no expiry is 409 ``last_admin_key`` (create another admin key first)."""
     await service.deactivate_member(db(), current_org(), member_id)
     after_commit(db(), "directory.clear", tenancy().directory.clear)
     return "", 204

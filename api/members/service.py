@@ -5,16 +5,17 @@ Nothing here commits."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.errors import ValidationFailed, field_error
+from api.keys.admins import keep_an_admin_key
 from api.members.errors import MemberDeactivated, MemberEmailTaken, MemberNotFound
 from api.members.models import Member
-from api.members.roles import capped, exceeding
+from api.members.roles import ALLOWED, capped, exceeding
 from api.members.schemas import MemberCreate
 from billing.errors import PlanLimitReached
 from billing.plans import Plan, seats_of
@@ -42,10 +43,11 @@ def member_public(m: Member | Any) -> dict[str, Any]:
 
 
 async def list_members(
-    session: AsyncSession, *, limit: int, after: str | None
+    session: AsyncSession, org: Principal, *, limit: int, after: str | None
 ) -> tuple[list[dict[str, Any]], str | None]:
     """Members, deactivated ones included, oldest first (ids are ULIDs); the last id when more
     follow."""
+    org.require("admin")
     stmt = select(Member).order_by(Member.id).limit(limit + 1)
     if after is not None:
         stmt = stmt.where(Member.id > after)
@@ -54,27 +56,34 @@ async def list_members(
     return items, rows[limit - 1].id if len(rows) > limit else None
 
 
-async def _load(session: AsyncSession, member_id: str, *, lock: bool = False) -> Member:
+async def _load(
+    session: AsyncSession, member_id: str, *, lock: Literal["update", "share"] | None = None
+) -> Member:
+    """The member, read as it is now (not as this session saw it before), locked ``FOR
+    UPDATE`` (a change) or ``FOR SHARE`` (a decision that rests on its role) when asked."""
     if not looks_like_id(member_id, "mem"):
         raise MemberNotFound()
-    stmt = select(Member).where(Member.id == member_id)
-    if lock:
-        stmt = stmt.with_for_update()
+    stmt = select(Member).where(Member.id == member_id).execution_options(populate_existing=True)
+    if lock is not None:
+        stmt = stmt.with_for_update(read=lock == "share")
     member = (await session.execute(stmt)).scalar_one_or_none()
     if member is None:
         raise MemberNotFound()
     return member
 
 
-async def get_member(session: AsyncSession, member_id: str) -> dict[str, Any]:
+async def get_member(session: AsyncSession, org: Principal, member_id: str) -> dict[str, Any]:
+    org.require("admin")
     return member_public(await _load(session, member_id))
 
 
-async def active_member(session: AsyncSession, member_id: str) -> Member:
+async def active_member(session: AsyncSession, member_id: str, *, lock: bool = False) -> Member:
     """The active member a new key is for; 400 ``validation_failed`` (``memberId``) when the
-    org has no such active member (another org's ids included)."""
+    org has no such active member (another org's ids included). With ``lock``, read ``FOR
+    SHARE``: its role and state hold until the caller's transaction ends (a role change or
+    a deactivation waits for it, ``FOR UPDATE``)."""
     try:
-        member = await _load(session, member_id)
+        member = await _load(session, member_id, lock="share" if lock else None)
     except MemberNotFound:
         member = None
     if member is None or member.deactivated_at is not None:
@@ -128,6 +137,7 @@ async def _ensure_seat(session: AsyncSession, org: Principal) -> None:
 async def create_member(
     session: AsyncSession, org: Principal, data: MemberCreate
 ) -> dict[str, Any]:
+    org.require("admin")
     now = utcnow()
     row = await _write(
         session,
@@ -196,11 +206,15 @@ async def update_member(
     session: AsyncSession, org: Principal, member_id: str, changes: dict[str, Any]
 ) -> dict[str, Any]:
     """PATCH ``email``, ``name``, ``role``. A lower role lowers the scopes of the member's
-    keys at once."""
+    keys at once, in this transaction, under the member's lock (a key being made for the
+    member meanwhile is waited for, then capped). A role below admin is 409
+    ``last_admin_key`` when the member's keys hold the org's last admin key with no
+    expiry."""
+    org.require("admin")
     for field in ("email", "name", "role"):
         if field in changes and changes[field] is None:
             raise ValidationFailed(details=field_error(field, "must not be null"))
-    member = await _load(session, member_id, lock=True)
+    member = await _load(session, member_id, lock="update")
     if member.deactivated_at is not None:
         raise MemberDeactivated()
     before = member_public(member)
@@ -208,6 +222,10 @@ async def update_member(
     new = {k: v for k, v in new.items() if getattr(member, k) != v}
     if not new:
         return before
+    if "role" in new and "admin" not in ALLOWED[new["role"]]:
+        await keep_an_admin_key(
+            session, org.id, doing="Lowering this member's role", member_id=member.id
+        )
     row = await _write(
         session,
         update(Member)
@@ -233,10 +251,13 @@ async def update_member(
 
 async def deactivate_member(session: AsyncSession, org: Principal, member_id: str) -> bool:
     """Deactivate the member (again: nothing changes) and revoke its keys; True when keys
-    were revoked (the caller drops this process's cached keys after the commit)."""
-    member = await _load(session, member_id, lock=True)
+    were revoked (the caller drops this process's cached keys after the commit). 409
+    ``last_admin_key`` when its keys hold the org's last admin key with no expiry."""
+    org.require("admin")
+    member = await _load(session, member_id, lock="update")
     if member.deactivated_at is not None:
         return False
+    await keep_an_admin_key(session, org.id, doing="Deactivating this member", member_id=member.id)
     now = utcnow()
     await session.execute(
         update(Member).where(Member.id == member.id).values(deactivated_at=now, updated_at=now)
