@@ -1,8 +1,13 @@
 """Question embeddings, off the request path (issue 28).
 
-The outbox relay (``tasks/relay.py``) sees every committed question event; for each batch it
-relays, ``queue_embeddings`` sends one ``embeddings.embed_questions`` message with the
-batch's question ids once the relay's transaction has committed. The actor brings those
+The outbox relay (``tasks/relay.py``) sees every committed event; for each batch it relays,
+``queue_embeddings`` sends one ``embeddings.embed_questions`` message with the ids of the
+questions whose content the batch changed, once the relay's transaction has committed. Those
+are read from the questions' ``audit`` events (issue 40): every change of a question or of its
+translations records one in its own transaction, whatever the door (the API, MCP, an import of
+any format, XLIFF, a revision restore, the publish sweep, a draft's publish), and an import
+keeps them when it replaces its webhook events by one ``import.completed``. Webhook events are
+not read: an import drops them, and a webhook is no reason to embed. The actor brings those
 questions' embeddings up to date (``api/answers/vector_store.py``: unchanged text is skipped
 by its hash, deleted questions and translations lose theirs). Nothing on a request waits for
 it: a question without its embedding yet is still found lexically. A message lost (Redis
@@ -24,6 +29,7 @@ from api.answers.semantic import semantic_status
 from api.answers.vector_store import EmbedCounts, backfill, embed_questions
 from tasks.db import worker_engine
 from tasks.registry import actor
+from tenancy.audit import AUDIT_EVENT
 from tenancy.orgs import org_schema
 from tenancy.queue import enqueue_after_commit
 from tenancy.settings import get_settings
@@ -34,13 +40,35 @@ EMBED_ACTOR = "embeddings.embed_questions"
 BACKFILL_ACTOR = "embeddings.backfill"
 
 
+# Audit actions of a question that change its pending draft or its review, never the text it
+# serves (title, answer, translations): nothing to embed. Any other action of a question is
+# read as a change of content (a new action is embedded rather than missed; an unchanged text
+# costs a hash comparison). A draft's publish is also the ``updated`` of its PATCH.
+WORKFLOW_ACTIONS = frozenset(
+    {
+        "draft_saved",
+        "draft_discarded",
+        "draft_scheduled",
+        "draft_publish_failed",
+        "review_requested",
+        "approved",
+        "rejected",
+    }
+)
+
+
 def question_ids_of(events: Iterable[tuple[str, Mapping[str, Any]]]) -> list[str]:
-    """The questions that ``(event, data)`` pairs changed: question events carry the question
-    (``id``), translation events its ``questionId``."""
+    """The questions whose content ``(event, data)`` pairs changed: the ``resourceId`` of each
+    ``audit`` event of a question (its own change or its translation's) but a workflow one.
+    A reorder's entry names no question (order is not embedded)."""
     ids: set[str] = set()
     for event, data in events:
-        if event.startswith("question."):
-            question_id = data.get("questionId") or data.get("id")
+        if (
+            event == AUDIT_EVENT
+            and data.get("resource") == "question"
+            and data.get("action") not in WORKFLOW_ACTIONS
+        ):
+            question_id = data.get("resourceId")
             if isinstance(question_id, str):
                 ids.add(question_id)
     return sorted(ids)

@@ -1,7 +1,9 @@
 """Imports, the actor's half (``imports.run``): the stored upload parsed in a thread and
 written in batches, each batch one transaction (a dry run: one transaction, rolled back), the
 job's counts and progress updated with each batch, and one ``import.completed`` event at the
-end instead of an event per question (unless the import asked for them)."""
+end instead of an event per question (unless the import asked for them). Each change's
+``audit`` event stays: the org's audit log, and what derived data follows (the relay queues
+the changed questions' embeddings from it, ``tasks/embeddings.py``), as for any API write."""
 
 from __future__ import annotations
 
@@ -63,7 +65,8 @@ def _events_of(ids: list[str]) -> ColumnElement[bool]:
 
 async def suppress_events(session: AsyncSession, ids: set[str]) -> None:
     """Drop the webhook events this transaction wrote about ``ids`` (their audit events
-    stay): an import is one ``import.completed`` event. The rows are this transaction's own
+    stay: the audit log and the embeddings follow them): an import is one
+    ``import.completed`` event. The rows are this transaction's own
     (``created_at`` is its start time, ``now()``; no other transaction's are visible
     uncommitted), so nothing another writer recorded is touched."""
     if not ids:

@@ -1,5 +1,6 @@
 """The real thing (issue 28): a ``faq worker`` process relays the outbox after a request
-commits and embeds the question; nothing waits for it on the request."""
+commits and embeds the question; nothing waits for it on the request. An import, run by the
+worker, is embedded the same way, with no backfill (issue 40)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.answers.embedder import WORDLLAMA_MODEL
 from tenancy.db import tenant_session
+from tests.api.answers.test_answers import answers, titles
+from tests.api.imports.helpers import all_questions, fixture, upload
 from tests.api.questions.helpers import create
 from tests.fixtures.orgs import OrgClient
 from tests.fixtures.receiver import WORKER_ENV, Process
@@ -69,3 +72,22 @@ async def test_the_worker_embeds_after_commit_and_follows_changes(
     await eventually(engine, org, lambda rows: rows.get(q["id"]) not in (None, first[q["id"]]))
     assert (await org.delete(f"/questions/{q['id']}")).status_code == 204
     await eventually(engine, org, lambda rows: q["id"] not in rows)
+
+
+async def test_the_worker_embeds_an_import_and_answers_find_it_by_meaning(
+    worker: Process, engine: AsyncEngine, org: OrgClient
+) -> None:
+    r = await upload(org, "zendesk", fixture("zendesk.json"))
+    assert r.status_code == 202, await r.get_data()
+    job = (await r.get_json())["data"]
+    deadline = time.monotonic() + 60
+    while job["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, job
+        await asyncio.sleep(0.2)
+        job = (await (await org.get(f"/imports/{job['id']}")).get_json())["data"]
+    assert job["status"] == "succeeded", job
+    made = {q["id"] for q in await all_questions(org)}
+    assert len(made) == 2
+    await eventually(engine, org, lambda rows: set(rows) == made)
+    _, body = await answers(org, q="how can I make a payment")
+    assert titles(body) == ["How do I pay?"]
