@@ -44,8 +44,8 @@ from api.errors import (
     field_error,
 )
 from api.external_ids import external_id_column
+from api.questions.bulk_updates import move_to_category
 from api.questions.models import Question
-from api.questions.service import move_to_category
 from api.search import text_vector
 from api.slugs import SlugRule
 from billing.limits import ensure_room

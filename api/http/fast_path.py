@@ -4,7 +4,7 @@ A ``GET`` of a question or category list or single read (``CACHEABLE_ENDPOINTS``
 secret key is served here, in the ASGI call, when its body is in the response cache for the
 org's current generation: no request context, no routing through Quart's dispatch, no hooks.
 A single read of a question (no parameter but ``locale``) is served here when it is not
-cached too, read as its view reads it (``queries.get_question_json``), and cached (when the
+cached too, read as its view reads it (``read_json.get_question_json``), and cached (when the
 cache is on).
 It applies the same rules as the Quart path, through the same functions (``api.http.binding``:
 the key and the org as this process holds them, ``Directory.cached``, never a lookup here;
@@ -51,7 +51,7 @@ from api.http.org_inflight import for_app as org_inflight
 from api.http.response_cache import CACHEABLE_ENDPOINTS, Cached, read_key
 from api.http.v1 import is_operation_on_item_route
 from api.locales import LocaleNotEnabled, Negotiated, negotiate
-from api.questions.queries import get_question_json
+from api.questions.read_json import get_question_json
 from tenancy.db import tenant_session
 from tenancy.directory import OrgRecord
 from tenancy.generations import ITEMS, LISTS, generation_key
@@ -108,7 +108,7 @@ class CachedReads:
     async def _read_question(
         self, ext: Tenancy, org: OrgRecord, ref: str, locale: str
     ) -> Cached | None:
-        """The single read's body from PostgreSQL (``queries.get_question_json``, what the
+        """The single read's body from PostgreSQL (``read_json.get_question_json``, what the
         view sends), in a place of the org's share (``api.http.org_inflight``); None when Quart
         should answer (the question does not exist, the share is full, PostgreSQL fails)."""
         budgets = org_inflight(self.app.extensions)

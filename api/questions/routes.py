@@ -30,7 +30,7 @@ from api.http.binding import (
 )
 from api.http.conditional import conditional
 from api.http.pagination import list_body, list_json
-from api.questions import queries, service
+from api.questions import bulk_updates, queries, read_json, service
 from api.questions.schemas import (
     IDEMPOTENCY_KEY_MAX,
     QuestionCreate,
@@ -161,7 +161,7 @@ async def list_questions(query_args: QuestionListQuery) -> Result | Response:
         and query_args.external_id is None
     ):
         # The hot list: each item's JSON comes from PostgreSQL, passed through as it is.
-        texts, last = await queries.plain_page_json(
+        texts, last = await read_json.plain_page_json(
             db(),
             limit=query_args.limit,
             after=after,
@@ -214,7 +214,7 @@ async def create_question(data: QuestionCreate) -> tuple[dict[str, Any], int, di
 async def reorder_questions(data: IdsBody) -> Result:
     """Give the listed questions orders 0, 1, 2… (all or nothing)."""
     return {
-        "data": {"updated": await service.reorder_questions(db(), current_org(), data.ids)}
+        "data": {"updated": await bulk_updates.reorder_questions(db(), current_org(), data.ids)}
     }, 200
 
 
@@ -226,7 +226,7 @@ async def reorder_questions(data: IdsBody) -> Result:
 async def get_question(ref: str) -> Response:
     """Get a question by id or slug, served in ``?locale=`` (else Accept-Language). To a
     publishable key only a published question exists."""
-    status, locale, question_id, body = await queries.get_question_json(
+    status, locale, question_id, body = await read_json.get_question_json(
         db(), ref, chosen_locale(), drafts=not public_audience()
     )
     if status != "published" and public_audience():
