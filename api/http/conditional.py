@@ -17,8 +17,9 @@
   succeeds and the other gets 412.
 - A successful ``PATCH`` or ``PUT`` of a marked route carries the ``ETag`` a ``GET`` would
   give right after it (the resource read again in the same transaction, by the id the
-  response names, since a PATCH may change the slug the URL used), so a client can chain
-  writes without reading in between.
+  response names, since a PATCH may change the slug the URL used; or, for a route marked
+  ``echoes_get`` whose body is that ``GET``'s in the locale it serves, the body's own tag),
+  so a client can chain writes without reading in between.
 - ``RFC 9110 13.2.1``: preconditions are evaluated only when the request would otherwise
   succeed: a resource that does not exist (or belongs to another org) stays 404. A ``PUT``
   creating a resource (``absent``: the ``GET``'s not-found error) has no current
@@ -66,6 +67,7 @@ LIST_TAG = "list_etag"
 class Conditional:
     lock: Lock
     absent: tuple[type[ServiceError], ...] = ()
+    echoes_get: bool = False
 
 
 class Representation(NamedTuple):
@@ -73,12 +75,16 @@ class Representation(NamedTuple):
     body: bytes
 
 
-def conditional(lock: Lock, *, absent: tuple[type[ServiceError], ...] = ()) -> Callable[[F], F]:
+def conditional(
+    lock: Lock, *, absent: tuple[type[ServiceError], ...] = (), echoes_get: bool = False
+) -> Callable[[F], F]:
     """The write honours ``If-Match`` / ``If-None-Match`` against the representation its
     URL's ``GET`` answers, compared under ``lock``; ``absent``: the errors of that ``GET``
-    that mean a ``PUT`` creates the resource."""
+    that mean a ``PUT`` creates the resource; ``echoes_get``: its ``200`` body is byte for
+    byte what that ``GET`` answers right after it, when served in the resource's own
+    ``locale`` (the write's tag is then its body's, not a second read's)."""
 
-    spec = Conditional(lock, absent)
+    spec = Conditional(lock, absent, echoes_get)
 
     def decorator(func: F) -> F:
         @wraps(func)
@@ -98,28 +104,39 @@ def _marked() -> Conditional | None:
     return spec
 
 
-async def _read(args: dict[str, Any]) -> Representation:
-    """The resource as the ``GET`` route of this URL answers it now, in this transaction."""
+def _get_view() -> Callable[..., Awaitable[Any]]:
+    """The ``GET`` view of this URL, its locale negotiated (``g.locale``) when it is
+    ``@localized``."""
     adapter = current_app.url_map.bind("")
     try:
         rule, _ = adapter.match(request.path, method="GET", return_rule=True)
     except HTTPException:
         raise RuntimeError(f"{request.endpoint} is conditional but its URL has no GET") from None
-    endpoint = rule.endpoint or ""
-    if is_localized(current_app.view_functions[endpoint]) and g.get("locale") is None:
+    view = current_app.view_functions[rule.endpoint or ""]
+    if is_localized(view) and g.get("locale") is None:
         negotiate_locale(current_org())
-    view: Callable[..., Awaitable[Any]] = current_app.ensure_async(
-        current_app.view_functions[endpoint]
-    )
-    response = cast(Response, await current_app.make_response(await view(**args)))
-    body = await response.get_data(as_text=False)
+    return current_app.ensure_async(view)
+
+
+async def _represent(body: bytes) -> Representation:
     return Representation(await etags.for_body_off_loop(body), body)
 
 
+async def _read(args: dict[str, Any]) -> Representation:
+    """The resource as the ``GET`` route of this URL answers it now, in this transaction."""
+    view = _get_view()
+    response = cast(Response, await current_app.make_response(await view(**args)))
+    return await _represent(await response.get_data(as_text=False))
+
+
 async def _current(spec: Conditional) -> Representation | None:
-    """Lock the resource, then read it (None: a ``PUT`` would create it)."""
+    """Lock the resource, then read it (None: a ``PUT`` would create it). The lock gives the
+    body itself when its row holds it (``conditional_locks``); else the ``GET`` is read."""
     args = dict(request.view_args or {})
-    await spec.lock(db(), current_org(), args)
+    _get_view()  # the locale the GET serves
+    body = await spec.lock(db(), current_org(), args, g.get("locale"))
+    if body is not None:
+        return await _represent(body)
     try:
         return await _read(args)
     except spec.absent:
@@ -164,19 +181,24 @@ async def tag_response(response: Response) -> Response:
         request.method in WRITES - {"DELETE"}
         and response.status_code in (200, 201)
         and g.get("db") is not None
-        and _marked() is not None
+        and (spec := _marked()) is not None
     ):
-        tag = await _tag_after_write(await response.get_data(as_text=False))
+        tag = await _tag_after_write(spec, await response.get_data(as_text=False))
         if tag is not None:
             response.headers[etags.ETAG] = tag
     return response
 
 
-async def _tag_after_write(body: bytes) -> str | None:
-    """The tag a ``GET`` gives after the write: read again by the id the response names."""
+async def _tag_after_write(spec: Conditional, body: bytes) -> str | None:
+    """The tag a ``GET`` gives after the write: its body's own when the write echoes that
+    ``GET`` in the locale it serves, else read again by the id the response names."""
     args = dict(request.view_args or {})
     try:
         data = orjson.loads(body).get("data")
+        if spec.echoes_get and isinstance(data, dict):
+            _get_view()
+            if data.get("locale") == g.get("locale"):
+                return (await _represent(body)).tag
         if isinstance(data, dict) and isinstance(data.get("id"), str) and "ref" in args:
             args["ref"] = data["id"]
         return (await _read(args)).tag

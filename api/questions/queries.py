@@ -132,15 +132,17 @@ def _prebuilt_statement(kind: str, locale: str, flag: bool) -> Select[Any]:
 
 
 _LOCKED = "faq.locked_questions"
+Locked = tuple[Question, dict[str, Any] | None]
 
 
-def _locked(session: AsyncSession) -> dict[str, Question]:
-    """The questions this transaction has locked and loaded, by id and by slug."""
+def _locked(session: AsyncSession) -> dict[str, Locked]:
+    """The questions this transaction has locked and loaded, by id and by slug, each with
+    its draft's summary as it was when locked."""
     transaction = session.get_transaction()
     held = session.info.get(_LOCKED)
     if held is None or held[0] is not transaction:
         held = session.info[_LOCKED] = (transaction, {})
-    locked: dict[str, Question] = held[1]
+    locked: dict[str, Locked] = held[1]
     return locked
 
 
@@ -149,19 +151,34 @@ async def load(session: AsyncSession, ref: str, *, lock: bool = False) -> Questi
     question locked once in a transaction is not locked again (issue 40: a conditional
     PATCH's lock, the review rules and the write share one ``SELECT … FOR UPDATE``)."""
     if lock:
-        held = _locked(session).get(ref)
-        if held is not None and not inspect(held).expired_attributes:
-            return held
-    stmt = select(Question).where(LIVE, _by_ref(ref))
-    if lock:
-        stmt = stmt.with_for_update()
-    question = (await session.execute(stmt)).scalar_one_or_none()
+        return (await load_locked(session, ref))[0]
+    question = (await session.execute(select(Question).where(LIVE, _by_ref(ref)))).scalar()
     if question is None:
         raise QuestionNotFound()
-    if lock:
-        locked = _locked(session)
-        locked[question.id] = locked[question.slug] = question
     return question
+
+
+async def load_locked(session: AsyncSession, ref: str) -> Locked:
+    """``load(lock=True)`` and the question's ``draft`` as a secret key's GET shows it, from
+    the same statement (the draft's columns are subqueries on its primary key; only the
+    question's row is locked): what a conditional write compares without reading the
+    question again (``api.http.conditional_locks``)."""
+    held = _locked(session).get(ref)
+    if held is not None and not inspect(held[0]).expired_attributes:
+        return held
+    stmt = (
+        select(Question, *read_drafts.draft_returning())
+        .where(LIVE, _by_ref(ref))
+        .with_for_update(of=Question)
+    )
+    row = (await session.execute(stmt)).first()
+    if row is None:
+        raise QuestionNotFound()
+    question = row[0]
+    entry = (question, read_drafts.draft_summary(row, True))
+    locked = _locked(session)
+    locked[question.id] = locked[question.slug] = entry
+    return entry
 
 
 def changed(session: AsyncSession, question: Question) -> None:

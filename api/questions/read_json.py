@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.errors import QuestionNotFound, ValidationFailed, field_error
 from api.external_ids import external_id_sql
 from api.questions import read_drafts
-from api.questions.schemas import DRAFT, INT, SHAPE, STAMP
+from api.questions.models import Question
+from api.questions.schemas import DRAFT, INT, SHAPE, STAMP, question_public
 from tenancy.db import read_records
 from tenancy.ids import looks_like_id
 
@@ -162,3 +164,11 @@ async def plain_page_json(
     if len(rows) <= limit:
         return items, None
     return items, [page[-1][0], page[-1][1]]
+
+
+def question_body(question: Question, draft: dict[str, Any] | None) -> bytes:
+    """The body ``get_question_json`` answers for a question served in its own locale to a
+    secret key, from the loaded row and its draft's summary: the same bytes (the SQL above
+    builds what orjson makes of ``question_public``), so a conditional write compares its
+    ``If-Match`` without a second read (``api.http.conditional_locks``)."""
+    return orjson.dumps({"data": question_public(question, draft)})

@@ -246,7 +246,7 @@ def _json_response(body: bytes) -> Response:
 @requires_scope("write")
 @validate_request(QuestionUpdate)
 @document_response(Envelope[QuestionOut])
-@conditional(locks.QUESTION)
+@conditional(locks.QUESTION, echoes_get=True)
 async def update_question(ref: str, data: QuestionUpdate) -> Result:
     """Update any subset of the question's fields; writes one revision."""
     changes = data.model_dump(by_alias=True, include=data.model_fields_set)
