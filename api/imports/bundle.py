@@ -107,7 +107,9 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
         source = _source(obj)
         resource = obj.get("resource")
         if source is None or resource not in ("question", "category"):
-            yield Invalid(f"translations.ndjson line {line}", "resource", "unknown resource")
+            yield Invalid(
+                f"translations.ndjson line {line}", "resource", "unknown resource", "translations"
+            )
             continue
         fields: dict[str, str | None]
         if resource == "question":

@@ -113,7 +113,8 @@ class ParseContext:
                         item.fields[key] = self._take(value)
         except _Unconvertible as failed:
             self._drop(item)
-            return Invalid(item.source, failed.field, failed.issue)
+            kind = "translations" if isinstance(item, TranslationItem) else "questions"
+            return Invalid(item.source, failed.field, failed.issue, kind)
         return item  # type: ignore[no-any-return]
 
     def _drop(self, item: Any) -> None:

@@ -88,6 +88,7 @@ class Invalid:
     source: str
     field: str
     issue: str
+    kind: str = "questions"  # what it would have been (its report's ``countsByKind``)
 
 
 Item = CategoryItem | QuestionItem | TranslationItem | SettingsItem | Invalid

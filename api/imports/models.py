@@ -33,7 +33,7 @@ class Import(TenantBase):
     options: Mapped[dict[str, Any]] = mapped_column(JSONB)
     actor: Mapped[dict[str, str]] = mapped_column(JSONB)
     size_bytes: Mapped[int] = mapped_column(BigInteger)
-    counts: Mapped[dict[str, int]] = mapped_column(JSONB)
+    counts: Mapped[dict[str, Any]] = mapped_column(JSONB)  # ``report.empty_counts``
     progress: Mapped[dict[str, int]] = mapped_column(JSONB)
     errors: Mapped[list[dict[str, str]]] = mapped_column(JSONB)
     notes: Mapped[list[dict[str, str]]] = mapped_column(JSONB)

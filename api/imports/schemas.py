@@ -22,6 +22,15 @@ class ImportCounts(ResponseModel):
     failed: int
 
 
+class ImportCountsByKind(ResponseModel):
+    """``counts`` per kind of item (a whole-job failure, ``item: "import"``, is in none)."""
+
+    categories: ImportCounts
+    questions: ImportCounts
+    translations: ImportCounts
+    settings: ImportCounts  # our own bundle's settings.json
+
+
 class ImportProgress(ResponseModel):
     items: int  # items read and written so far
     bytes_read: int
@@ -41,6 +50,7 @@ class ImportJobOut(ResponseModel):
     dry_run: bool
     per_question_events: bool
     counts: ImportCounts
+    counts_by_kind: ImportCountsByKind
     progress: ImportProgress
     errors: list[ImportItemIssue]  # the first 100 failed items
     warnings: list[ImportItemIssue]  # the first 100 remarks: HTML left out, slugs suffixed

@@ -15,7 +15,7 @@ from api.errors import ServiceError, field_error
 from api.imports.context import ParseContext
 from api.imports.formats import FORMATS
 from api.imports.models import Import, ImportChunk
-from api.imports.report import OUTCOMES
+from api.imports.report import empty_counts, public_counts
 from api.imports.upload import UploadReader, drop_upload, parse_in_thread, store_upload
 from billing.plans import Plan, import_inflated_bytes
 from tenancy.clock import iso, utcnow
@@ -47,13 +47,15 @@ class UnsupportedMediaType(ServiceError):
 
 
 def import_public(row: Import) -> dict[str, Any]:
+    counts, by_kind = public_counts(row.counts)
     return {
         "id": row.id,
         "format": row.format,
         "status": row.status,
         "dryRun": row.dry_run,
         "perQuestionEvents": bool(row.options.get("perQuestionEvents")),
-        "counts": {k: row.counts.get(k, 0) for k in OUTCOMES},
+        "counts": counts,
+        "countsByKind": by_kind,
         "progress": {
             "items": row.progress.get("items", 0),
             "bytesRead": row.progress.get("bytesRead", 0),
@@ -111,7 +113,7 @@ async def create_import(
         options={"perQuestionEvents": per_question_events},
         actor=org.actor,
         size_bytes=0,
-        counts=dict.fromkeys(OUTCOMES, 0),
+        counts=empty_counts(),
         progress={"items": 0, "bytesRead": 0},
         errors=[],
         notes=[],

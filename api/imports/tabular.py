@@ -90,7 +90,12 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
         if not locale or locale.lower() == default:
             continue
         if not row.get("externalId"):
-            yield Invalid(f"line {line}", "externalId", "a translation row needs the externalId")
+            yield Invalid(
+                f"line {line}",
+                "externalId",
+                "a translation row needs the externalId",
+                "translations",
+            )
             continue
         yield TranslationItem(
             kind="question",

@@ -30,7 +30,7 @@ from api.imports.items import (
     SettingsItem,
     TranslationItem,
 )
-from api.imports.report import Report
+from api.imports.report import Report, kind_of
 from api.questions import service as questions
 from api.questions.batch import NewQuestions
 from api.questions.models import Question
@@ -84,7 +84,7 @@ class Writer:
         when any item fails, the savepoint is rolled back and the items written again, each
         in a savepoint of its own (so a failing item costs its batch, not the import)."""
         saved = (dict(self._categories), set(self.touched))
-        outcomes: list[tuple[str, list[Note]]] = []
+        outcomes: list[tuple[str, str, list[Note]]] = []
         try:
             self._bulk = True
             async with session.begin_nested():
@@ -95,7 +95,8 @@ class Writer:
                     if not isinstance(item, QuestionItem):  # it may refer to a new one
                         await self._new.flush(session, self.org)
                     notes = list(item.notes)
-                    outcomes.append((await self._write(session, item, notes), notes))
+                    outcome = await self._write(session, item, notes)
+                    outcomes.append((outcome, kind_of(item), notes))
                 await self._new.flush(session, self.org)
                 await self._flush_refs(session)
         except (ItemFailed, ValidationError, ServiceError):
@@ -113,12 +114,12 @@ class Writer:
             await self._flush_refs(session)
         else:
             self._bulk = False
-            for outcome, notes in outcomes:
-                self.report.count(outcome)
+            for outcome, kind, notes in outcomes:
+                self.report.count(outcome, kind)
                 for note in notes:
                     self.report.warn(note)
         for _ in range(self._made):
-            self.report.count("created")
+            self.report.count("created", "categories")
         self._made = 0
 
     async def _prefetch(self, session: AsyncSession, items: list[Item]) -> None:
@@ -163,23 +164,24 @@ class Writer:
 
     async def write(self, session: AsyncSession, item: Item) -> None:
         if isinstance(item, Invalid):
-            self.report.fail(item.source, item.field, item.issue)
+            self.report.fail(item.source, item.field, item.issue, item.kind)
             return
+        kind = kind_of(item)
         notes: list[Note] = list(item.notes)
         try:
             async with session.begin_nested():
                 outcome = await self._write(session, item, notes)
         except ItemFailed as exc:
-            self.report.fail(item.source, exc.field, exc.issue)
+            self.report.fail(item.source, exc.field, exc.issue, kind)
         except ValidationError as exc:
             error = exc.errors()[0]
             field = ".".join(str(p) for p in error["loc"]) or "item"
-            self.report.fail(item.source, field, error["msg"])
+            self.report.fail(item.source, field, error["msg"], kind)
         except ServiceError as exc:
             field = exc.details[0]["field"] if exc.details else "item"
-            self.report.fail(item.source, field, f"{exc.code}: {exc.message}")
+            self.report.fail(item.source, field, f"{exc.code}: {exc.message}", kind)
         else:
-            self.report.count(outcome)
+            self.report.count(outcome, kind)
             for note in notes:
                 self.report.warn(note)
 

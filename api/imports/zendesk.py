@@ -79,7 +79,12 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
     for n, obj in enumerate(objects(file, list_prefixes("translations"), "translations")):
         found = SOURCE_TYPES.get(text(obj, "source_type") or "")
         if found is None or obj.get("source_id") is None:
-            yield Invalid(f"translations[{n}]", "source_type", "not Article, Section or Category")
+            yield Invalid(
+                f"translations[{n}]",
+                "source_type",
+                "not Article, Section or Category",
+                "translations",
+            )
             continue
         kind = found
         source = _source(kind, obj["source_id"])
