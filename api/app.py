@@ -38,6 +38,7 @@ from api.helpcenter.feedback import feedback as help_center_feedback
 from api.helpcenter.limits import HelpCenterLimits
 from api.helpcenter.llms_routes import hc_llms as help_center_for_agents
 from api.helpcenter.routes import hc as help_center_pages
+from api.helpcenter.widget import widget as help_center_widget
 from api.http.binding import Tenancy
 from api.http.docs_ui import configure_docs_ui
 from api.http.fast_path import CachedReads
@@ -349,6 +350,7 @@ def create_app(settings: Settings | None = None) -> Quart:
     app.register_blueprint(stripe_webhook)
     app.register_blueprint(help_center_feedback)
     app.register_blueprint(help_center_pages)
+    app.register_blueprint(help_center_widget)  # /hc/widget.js (issue 41)
     app.register_blueprint(help_center_for_agents)  # llms.txt, Markdown twins
     register_error_handlers(app)
     drop_flask_template_processors(app)

@@ -7,12 +7,17 @@
 - A preflight (``OPTIONS`` with ``Origin`` and ``Access-Control-Request-Method``, no
   ``Authorization``: browsers never send one) is always 204; it carries the CORS headers only
   when the path is one a public key may read and some active public key of the org in the
-  path lists the origin (``Directory.public_origins``, cached, dropped on NOTIFY).
+  path lists the origin (``Directory.public_origins``, cached, dropped on NOTIFY). A view a
+  public key may write to (the widget's votes, issue 41) names its own methods and headers
+  (``preflight_allows``).
 - An error before any valid key was presented (401) follows the same rule as a preflight, so
   the page can read it; errors to a public key (403, 404, 429) follow the key's list.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import structlog
 from quart import Response, current_app, g, request
@@ -25,11 +30,29 @@ log = structlog.get_logger(__name__)
 ALLOW_METHODS = "GET"
 ALLOW_HEADERS = "Authorization, Accept-Language"
 MAX_AGE = "600"  # browsers cap it (Chromium: 2 hours, Firefox: 24 hours)
+METHODS_ATTRIBUTE = "_faq_cors_methods"
+HEADERS_ATTRIBUTE = "_faq_cors_headers"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def preflight_allows(methods: str, headers: str) -> Callable[[F], F]:
+    """The methods and headers a preflight of this (public) view allows, instead of
+    ``ALLOW_METHODS`` and ``ALLOW_HEADERS``."""
+
+    def decorator(func: F) -> F:
+        setattr(func, METHODS_ATTRIBUTE, methods)
+        setattr(func, HEADERS_ATTRIBUTE, headers)
+        return func
+
+    return decorator
+
+
+def _view() -> Any:
+    return current_app.view_functions.get(request.endpoint or "")
 
 
 def _public_readable() -> bool:
-    view = current_app.view_functions.get(request.endpoint or "")
-    return bool(getattr(view, PUBLIC_ATTRIBUTE, False))
+    return bool(getattr(_view(), PUBLIC_ATTRIBUTE, False))
 
 
 def _is_preflight() -> bool:
@@ -75,8 +98,12 @@ async def answer_preflight() -> Response | None:
     response.vary.add("Origin")
     if await _org_allows(origin):
         response.headers["Access-Control-Allow-Origin"] = origin
-        response.headers["Access-Control-Allow-Methods"] = ALLOW_METHODS
-        response.headers["Access-Control-Allow-Headers"] = ALLOW_HEADERS
+        view = _view()
+        methods = getattr(view, METHODS_ATTRIBUTE, ALLOW_METHODS)
+        response.headers["Access-Control-Allow-Methods"] = methods
+        response.headers["Access-Control-Allow-Headers"] = getattr(
+            view, HEADERS_ATTRIBUTE, ALLOW_HEADERS
+        )
         response.headers["Access-Control-Max-Age"] = MAX_AGE
     return response
 

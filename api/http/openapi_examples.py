@@ -94,6 +94,11 @@ REQUEST_EXAMPLES: dict[tuple[str, str], Any] = {
         "scopes": ["public"],
         "allowedOrigins": ["https://www.example.com"],
     },
+    ("post", "/api/v1/{org}/questions/{ref}/votes"): {  # the widget's (issue 41)
+        "helpful": False,
+        "reason": "The link in the answer is broken.",
+        "locale": "en",
+    },
     ("put", "/api/v1/{org}/synonyms"): {
         "locale": "en",
         "groups": [["refund", "money back", "reimbursement"], ["sign in", "log in"]],

@@ -20,6 +20,7 @@ from api.categories import service as categories_service
 from api.categories.routes import categories
 from api.errors import MethodNotAllowed
 from api.exports.routes import exports
+from api.helpcenter.widget_votes import widget_votes
 from api.http.binding import (
     bind_request_to_org,
     close_request_session,
@@ -100,3 +101,4 @@ api_v1.register_blueprint(members)
 api_v1.register_blueprint(question_drafts)
 api_v1.register_blueprint(reviews)
 api_v1.register_blueprint(workflow_settings)
+api_v1.register_blueprint(widget_votes)  # the widget's "Was this helpful?" (issue 41)
