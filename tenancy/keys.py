@@ -1,7 +1,8 @@
 """API keys: generated once, stored as SHA-256 hashes, identified by a fingerprint.
 
-Secret keys (``faq_…``) carry read, write or admin (admin includes write, write includes
-read). A publishable key (``faq_pk_…``, issue 16) carries ``public`` alone: no other scope
+Secret keys (``faq_…``) carry read, write, review or admin (admin includes write and
+review, write includes read, review includes read: a reviewer reads what it approves, issue
+41). A publishable key (``faq_pk_…``, issue 16) carries ``public`` alone: no other scope
 includes it and it includes none of them.
 """
 
@@ -22,7 +23,8 @@ from tenancy.models import ApiKey
 
 SCOPE_RANK = {"read": 1, "write": 2, "admin": 3}
 PUBLIC = "public"
-# Approve or reject drafts (issue 30): beside the ranks, included by admin only.
+# Approve or reject drafts (issue 30): beside the ranks, included by admin only; it includes
+# read (issue 41: a reviewer reads the drafts, questions and diffs it decides on).
 REVIEW = "review"
 SCOPES = (*SCOPE_RANK, REVIEW, PUBLIC)
 SECRET_PREFIX = "faq_"  # noqa: S105 (a prefix, not a secret)
@@ -60,12 +62,15 @@ def parse_scopes(raw: str) -> list[str]:
 
 
 def grants(scopes: Sequence[str], required: str) -> bool:
-    """admin includes write, write includes read; public includes nothing else, and nothing
-    else includes it."""
+    """admin includes write and review, write includes read, review includes read (what a
+    reviewer decides on, it must read: the one place that says so, issue 41); public
+    includes nothing else, and nothing else includes it."""
     if required == PUBLIC:
         return PUBLIC in scopes
     if required == REVIEW:
         return REVIEW in scopes or "admin" in scopes
+    if required == "read" and REVIEW in scopes:
+        return True
     rank = max((SCOPE_RANK.get(s, 0) for s in scopes), default=0)
     return rank >= SCOPE_RANK[required]
 

@@ -50,8 +50,9 @@ TAGS = {
 }
 
 BEARER = (
-    "An API key: `Authorization: Bearer <key>`. Secret keys (`faq_…`) carry read, write or "
-    "admin (admin includes write, write includes read); keep them on a server. A publishable "
+    "An API key: `Authorization: Bearer <key>`. Secret keys (`faq_…`) carry read, write, "
+    "review or admin (admin includes write and review; write and review include read); keep "
+    "them on a server. A publishable "
     "key (`faq_pk_…`, scope `public` alone) may be used in a browser: it reads categories and "
     "published questions (lists, single reads, search, published translations), anything else "
     "is 403 `insufficient_scope`; requests from its `allowedOrigins` get CORS headers, and it is "

@@ -17,10 +17,11 @@ Every request sends an API key: `Authorization: Bearer <key>`. There are two kin
 
 | kind | looks like | scopes | for |
 |---|---|---|---|
-| secret key | `faq_…` | `read`, `write` or `admin` | servers only |
+| secret key | `faq_…` | `read`, `write`, `review` or `admin` | servers only |
 | publishable key | `faq_pk_…` | `public` alone | browsers: reads published content |
 
-Scopes are ordered: `admin` includes `write`, `write` includes `read`. A publishable key reads
+Scopes are ordered: `admin` includes `write` and `review`, `write` includes `read`; `review`
+(approving drafts) includes `read` too: a reviewer reads what it approves. A publishable key reads
 categories and published questions (lists, single reads, search, published translations).
 
 A secret key is made with `faq keys create SLUG --scopes admin` or `POST …/keys`; the key is

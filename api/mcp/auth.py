@@ -5,7 +5,8 @@ of another org or an unknown org 404 ``org_not_found``, then the plan's rate lim
 publishable key also per address).
 
 A publishable key reads published content only; a secret key what its scopes allow
-(``read`` for the read tools, ``write`` for ``create_draft``)."""
+(``read`` for the read tools, which ``write``, ``review`` and ``admin`` include; ``write``
+for ``create_draft``): the principal decides (``Principal.may``)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,12 @@ class Caller:
     def may(self, scope: str) -> bool:
         """A secret key holding ``scope`` (a publishable key holds none)."""
         return not self.public and self.principal.may(scope)
+
+    @property
+    def reads(self) -> bool:
+        """May call the read tools: a publishable key (published content only) or a secret
+        key the principal grants ``read``."""
+        return self.public or self.principal.may("read")
 
 
 def _header(scope: dict[str, Any], name: bytes) -> str | None:

@@ -64,11 +64,16 @@ TOOLS: dict[str, tuple[type[args.Arguments], str, str]] = {
 }
 
 
+def allowed(caller: Caller, name: str) -> bool:
+    """``create_draft`` needs a secret key with ``write``; the others, reading."""
+    return caller.may("write") if name == "create_draft" else caller.reads
+
+
 def listed(caller: Caller) -> list[types.Tool]:
     """The tools this caller may call (``create_draft`` needs a secret key with ``write``)."""
     tools = []
     for name, (model, title, description) in TOOLS.items():
-        if name == "create_draft" and not caller.may("write"):
+        if not allowed(caller, name):
             continue
         annotations = (
             READ_ONLY
@@ -134,14 +139,16 @@ async def call(
 ) -> types.CallToolResult:
     """Run tool ``name`` for ``caller``: its result, or an error result naming the problem."""
     entry = TOOLS.get(name)
-    if entry is None or (name == "create_draft" and not caller.may("write")):
+    if entry is None or not allowed(caller, name):
         known = ", ".join(t.name for t in listed(caller))
-        if entry is not None:
+        if entry is None:
+            return problem(f"Unknown tool {name!r}. Tools available: {known}.")
+        if name == "create_draft":
             return problem(
                 "create_draft needs a secret key with the 'write' scope; this key cannot "
                 f"propose drafts. Tools available: {known}."
             )
-        return problem(f"Unknown tool {name!r}. Tools available: {known}.")
+        return problem(f"{name} needs the 'read' scope. Tools available: {known or 'none'}.")
     try:
         parsed = entry[0].model_validate(raw or {})
         return await _run(engine, caller, parsed)

@@ -16,11 +16,12 @@ ALLOWED: dict[str, frozenset[str]] = {
     "editor": frozenset({"read", "write", REVIEW}),
     "admin": frozenset({"read", "write", REVIEW, "admin"}),
 }
-# What each scope grants (admin includes write and review, write includes read).
+# What each scope grants (admin includes write and review, write and review include read:
+# ``tenancy.keys.grants``).
 _GRANTED: dict[str, frozenset[str]] = {
     "read": frozenset({"read"}),
     "write": frozenset({"read", "write"}),
-    REVIEW: frozenset({REVIEW}),
+    REVIEW: frozenset({REVIEW, "read"}),
     "admin": ALLOWED["admin"],
     PUBLIC: frozenset({PUBLIC}),
 }
