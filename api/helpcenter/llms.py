@@ -2,7 +2,8 @@
 Markdown (the Markdown twin of its page, the MCP server's ``get_question`` and resources),
 ``llms.txt`` (the llmstxt.org format: an H1 with the help center's title, a summary blockquote,
 an H2 per top-level category listing its published questions, subcategories included, as
-``[title](url): one-line summary``) and ``llms-full.txt`` (every published answer in Markdown).
+``[title](url): one-line summary``, ``summaries.summary``: clean sentences, tables and code
+skipped, made off the event loop) and ``llms-full.txt`` (every published answer in Markdown).
 
 Both files are bounded: at most ``MAX_LLMS_BYTES`` / ``MAX_FULL_BYTES``; past that the file
 ends with a line saying it was cut and where the rest is (the sitemap). Questions are read in
@@ -10,7 +11,6 @@ batches by keyset (``content.published_slugs``'s way), never all at once."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,21 +18,19 @@ from sqlalchemy import and_, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.helpcenter import content
+from api.helpcenter.render import DOCUMENTS, off_loop
+from api.helpcenter.summaries import SUMMARY_CHARS, summary
 from api.questions import queries as questions
 from api.questions.models import Question
 from api.questions.rules import LIVE
 
 MAX_LLMS_BYTES = 512 * 1024  # llms.txt: an index, meant to fit an assistant's context
 MAX_FULL_BYTES = 8 * 1024 * 1024  # llms-full.txt
-SUMMARY_CHARS = 160  # the one-line summary of a question in llms.txt
 BATCH = 200  # questions read per query (llms.txt: the start of each answer only)
 FULL_BATCH = 50  # llms-full.txt: whole answers, up to 100,000 characters each
 SUMMARY_SOURCE = 4 * SUMMARY_CHARS  # characters of an answer read for its summary
 MARKDOWN = "text/markdown; charset=utf-8"
 TEXT = "text/plain; charset=utf-8"
-
-_LINK = re.compile(r"!?\[([^\]]{0,500})\]\([^)]{0,2000}\)")  # [text](url), ![alt](src)
-_MARKUP = re.compile(r"[`*_>#\[\]|~]+|<[^>]{0,200}>")
 
 
 def question_url(root: str, locale: str, slug: str) -> str:
@@ -49,12 +47,10 @@ def question_markdown(question: dict[str, Any], url: str | None) -> str:
     return text
 
 
-def summary(answer: str) -> str:
-    """One line of plain text from a Markdown answer, at most ``SUMMARY_CHARS``."""
-    flat = " ".join(_MARKUP.sub(" ", _LINK.sub(r"\1", answer)).split())
-    if len(flat) <= SUMMARY_CHARS:
-        return flat
-    return flat[: SUMMARY_CHARS - 1].rsplit(" ", 1)[0] + "…"
+def summaries(answers: list[str]) -> list[str]:
+    """The summary of each answer's start (``SUMMARY_SOURCE`` characters read: one that long
+    may have been cut)."""
+    return [summary(a, cut=len(a) >= SUMMARY_SOURCE) for a in answers]
 
 
 def _link_text(title: str) -> str:
@@ -163,11 +159,11 @@ async def llms_txt(
     }
     budget = limit
     async for batch in published(session, locale, answer_chars=SUMMARY_SOURCE):
-        for row in batch:
-            line = (
-                f"- [{_link_text(row.title)}]({question_url(root, locale, row.slug)}.md): "
-                f"{summary(row.answer)}\n"
-            )
+        # Parsing Markdown is CPU work: off the loop, a batch at a time.
+        said = await off_loop(DOCUMENTS, summaries, [row.answer for row in batch])
+        for row, text in zip(batch, said, strict=True):
+            link = f"- [{_link_text(row.title)}]({question_url(root, locale, row.slug)}.md)"
+            line = f"{link}: {text}\n" if text else f"{link}\n"
             budget -= len(line.encode())
             if budget < 0:
                 break
