@@ -1,7 +1,8 @@
 """What agents read of a help center (issue 31), as text, no Quart: each published question as
 Markdown (the Markdown twin of its page, the MCP server's ``get_question`` and resources),
 ``llms.txt`` (the llmstxt.org format: an H1 with the help center's title, a summary blockquote,
-an H2 per top-level category listing its published questions, subcategories included, as
+an H2 per top-level category the help center shows (``api.categories.visibility``) listing its
+published questions, subcategories included, as
 ``[title](url): one-line summary``, ``summaries.summary``: clean sentences, tables and code
 skipped, made off the event loop) and ``llms-full.txt`` (every published answer in Markdown).
 
@@ -17,6 +18,7 @@ from typing import Any
 from sqlalchemy import and_, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from api.categories import visibility
 from api.helpcenter import content
 from api.helpcenter.render import DOCUMENTS, off_loop
 from api.helpcenter.summaries import SUMMARY_CHARS, summary
@@ -152,7 +154,7 @@ async def llms_txt(
 ) -> str:
     """``llms.txt`` of the help center in ``locale``: an H2 per top-level category (in the
     categories' order) with its published questions, subcategories included."""
-    categories = await content.all_categories(session, locale)
+    categories = await visibility.visible_categories(session, locale)  # the help center's
     top = _top_of(categories)
     sections: dict[str, list[str]] = {
         c["id"]: [] for c in categories if top.get(c["id"]) == c["id"]

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.categories import queries as categories
+from api.categories import visibility
 from api.errors import CategoryNotFound, QuestionNotFound, ServiceError
 from api.helpcenter import content
 from api.helpcenter.llms import question_markdown, question_url
@@ -51,7 +52,8 @@ TOOLS: dict[str, tuple[type[args.Arguments], str, str]] = {
         args.ListCategories,
         "List FAQ categories",
         "The FAQ's categories (id, slug, name, parent), in the help center's order: to narrow "
-        "search_faq by category or to show what topics the FAQ covers.",
+        "search_faq by category or to show what topics the FAQ covers. With a publishable key, "
+        "the categories the help center shows (those with published answers).",
     ),
     "create_draft": (
         args.CreateDraft,
@@ -280,14 +282,12 @@ async def _categories(
     session: Any, caller: Caller, parsed: args.ListCategories
 ) -> types.CallToolResult:
     locale = locale_of(caller, parsed.locale)
-    items, _ = await categories.list_categories(
-        session,
-        limit=content.MAX_CATEGORIES,
-        after=None,
-        q=None,
-        locale=locale,
-        published_only=caller.public,
-    )
+    if caller.public:  # what the help center shows, no more (issue 41)
+        items = await visibility.visible_categories(session, locale)
+    else:  # as the API lists them: every category a draft may go to
+        items, _ = await categories.list_categories(
+            session, limit=visibility.MAX_CATEGORIES, after=None, q=None, locale=locale
+        )
     listed_ = [
         {
             "id": c["id"],
