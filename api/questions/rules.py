@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, and_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.categories.models import Category
@@ -48,19 +48,24 @@ def check_not_null(changes: dict[str, Any]) -> None:
             raise ValidationFailed(details=field_error(field, "must not be null"))
 
 
+def category_ref(value: Any, by_id: bool) -> ColumnElement[bool]:
+    """The live category a question body's ``categoryId`` names (``value``, or a parameter
+    for it): by id, else (issue 41: as every other reference) by slug."""
+    column = Category.id if by_id else Category.slug
+    return and_(column == value, Category.deleted_at.is_(None))
+
+
 async def category_id(session: AsyncSession, ref: str) -> str:
-    """A live category of the org, locked against a concurrent delete: ``FOR KEY SHARE``,
-    which other creates and PATCHes into it share (they do not queue behind each other) and
-    which a category delete or merge waits for (they take ``FOR UPDATE`` first)."""
-    found = None
-    if looks_like_id(ref, "cat"):
-        found = (
-            await session.execute(
-                select(Category.id)
-                .where(Category.id == ref, Category.deleted_at.is_(None))
-                .with_for_update(read=True, key_share=True)
-            )
-        ).scalar_one_or_none()
+    """A live category of the org (by id or slug), locked against a concurrent delete: ``FOR
+    KEY SHARE``, which other creates and PATCHes into it share (they do not queue behind each
+    other) and which a category delete or merge waits for (they take ``FOR UPDATE`` first)."""
+    found = (
+        await session.execute(
+            select(Category.id)
+            .where(category_ref(ref, looks_like_id(ref, "cat")))
+            .with_for_update(read=True, key_share=True)
+        )
+    ).scalar_one_or_none()
     if found is None:
         raise CategoryReferenceNotFound(
             "The category does not exist in this organization.",

@@ -45,6 +45,7 @@ from api.questions.rules import (
     SLUGS,
     UNSET,
     category_id,
+    category_ref,
     check_not_null,
     state_on_create,
     state_on_update,
@@ -124,12 +125,13 @@ async def create_question(
     return created
 
 
-def _category_statement(with_slugs: bool) -> Select[Any]:
-    """The live category ``:category`` (locked as ``rules.category_id`` locks it) and, with
-    ``with_slugs``, the live slugs equal to ``:slug_base`` or like ``:slug_pattern``."""
+def _category_statement(by_id: bool, with_slugs: bool) -> Select[Any]:
+    """The live category ``:category`` (by id, else by slug; locked as ``rules.category_id``
+    locks it) and, with ``with_slugs``, the live slugs equal to ``:slug_base`` or like
+    ``:slug_pattern``."""
     category = (
         select(Category.id)
-        .where(Category.id == bindparam("category"), Category.deleted_at.is_(None))
+        .where(category_ref(bindparam("category"), by_id))
         .with_for_update(read=True, key_share=True)
         .subquery("category")
     )
@@ -146,24 +148,26 @@ def _category_statement(with_slugs: bool) -> Select[Any]:
     return stmt
 
 
-_CATEGORY_ONLY = _category_statement(False)
-_CATEGORY_AND_SLUGS = _category_statement(True)
+_CATEGORY = {
+    (by_id, with_slugs): _category_statement(by_id, with_slugs)
+    for by_id in (False, True)
+    for with_slugs in (False, True)
+}
 
 
 async def _category_and_taken_slugs(
     session: AsyncSession, ref: str, title: str | None
 ) -> tuple[str, set[str]]:
-    """One round trip: the live category ``ref``, locked against a concurrent delete (the lock
-    of ``rules.category_id``), else 400; with ``title`` (an automatic slug) also the live
-    slugs its slug could collide with (``SlugRule.next_free``)."""
-    found = None
-    if looks_like_id(ref, "cat"):
-        if title is None:
-            found = (await session.execute(_CATEGORY_ONLY, {"category": ref})).first()
-        else:
-            base, pattern = SLUGS.base_and_pattern(title)
-            params = {"category": ref, "slug_base": base, "slug_pattern": pattern}
-            found = (await session.execute(_CATEGORY_AND_SLUGS, params)).first()
+    """One round trip: the live category ``ref`` (an id or a slug), locked against a
+    concurrent delete (the lock of ``rules.category_id``), else 400; with ``title`` (an
+    automatic slug) also the live slugs its slug could collide with
+    (``SlugRule.next_free``)."""
+    params = {"category": ref}
+    if title is not None:
+        base, pattern = SLUGS.base_and_pattern(title)
+        params |= {"slug_base": base, "slug_pattern": pattern}
+    stmt = _CATEGORY[looks_like_id(ref, "cat"), title is not None]
+    found = (await session.execute(stmt, params)).first()
     if found is None:
         raise CategoryReferenceNotFound(
             "The category does not exist in this organization.",
