@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, cast
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -40,21 +41,33 @@ async def commit(session: AsyncSession) -> None:
             log.warning("after_commit_failed", task=key, exc_info=True)
 
 
-_ONCE = "once_per_transaction"
+_STATE = "faq.per_transaction"
+T = TypeVar("T")
+
+
+def per_transaction(session: AsyncSession, key: str, make: Callable[[], T]) -> T:
+    """State that lasts as long as the session's current transaction (what it locked, a
+    setting it read, work done once): ``make()`` on first use of ``key`` in a transaction,
+    gone when another begins. A transaction not yet begun is its own: state kept after a
+    statement began one belongs to that one."""
+    transaction = session.sync_session.get_transaction()
+    held: tuple[object, dict[str, Any]] | None = session.info.get(_STATE)
+    if held is None or held[0] is not transaction:
+        held = session.info[_STATE] = (transaction, {})
+    state = held[1]
+    if key not in state:
+        state[key] = make()
+    return cast(T, state[key])
 
 
 def once_per_transaction(session: AsyncSession, key: str) -> bool:
     """True the first time ``key`` is seen in the session's current transaction: work whose
     effect lasts until that transaction ends (a row lock, a mark taken before the commit) is
     done once, not once per item."""
-    transaction = session.sync_session.get_transaction()
-    seen: tuple[object, set[str]] | None = session.info.get(_ONCE)
-    if seen is None or seen[0] is not transaction:
-        seen = (transaction, set())
-        session.info[_ONCE] = seen
-    if key in seen[1]:
+    seen = per_transaction(session, "once", set[str])
+    if key in seen:
         return False
-    seen[1].add(key)
+    seen.add(key)
     return True
 
 

@@ -41,6 +41,7 @@ from api.search import prefix_query, tsquery, unranked
 from api.translations.models import QuestionTranslation, source_digest_sql
 from tenancy.db import read_rows
 from tenancy.ids import looks_like_id
+from tenancy.transactions import per_transaction
 
 # The columns of the public shape (``schemas.SHAPE``; ``external_id`` is selected beside them,
 # ``EXTERNAL_ID``): reads select these rows, not ORM objects (no identity map, no search vector
@@ -131,19 +132,13 @@ def _prebuilt_statement(kind: str, locale: str, flag: bool) -> Select[Any]:
     return stmt
 
 
-_LOCKED = "faq.locked_questions"
 Locked = tuple[Question, dict[str, Any] | None]
 
 
 def _locked(session: AsyncSession) -> dict[str, Locked]:
     """The questions this transaction has locked and loaded, by id and by slug, each with
     its draft's summary as it was when locked."""
-    transaction = session.get_transaction()
-    held = session.info.get(_LOCKED)
-    if held is None or held[0] is not transaction:
-        held = session.info[_LOCKED] = (transaction, {})
-    locked: dict[str, Locked] = held[1]
-    return locked
+    return per_transaction(session, "questions.locked", dict[str, Locked])
 
 
 async def load(session: AsyncSession, ref: str, *, lock: bool = False) -> Question:

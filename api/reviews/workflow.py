@@ -16,22 +16,22 @@ from billing.plans import Plan, allows_review
 from tenancy.audit import audit_change
 from tenancy.clock import utcnow
 from tenancy.principal import Principal
+from tenancy.transactions import per_transaction
 
 FIELD = "workflow"  # in the settings audit entry
 
 
-_CACHED = "faq.require_review"
+_CACHED = "workflow.require_review"
 
 
 async def require_review(session: AsyncSession) -> bool:
     """The org's ``requireReview``, read once per transaction (an import's batch asks for
     every item; ``update_workflow`` keeps it current)."""
-    transaction = session.get_transaction()
-    held = session.info.get(_CACHED)
-    if held is not None and transaction is not None and held[0] is transaction:
-        return bool(held[1])
+    held = per_transaction(session, _CACHED, dict[str, bool])
+    if "value" in held:
+        return held["value"]
     value = bool(await session.scalar(select(WorkflowSettings.require_review)))
-    session.info[_CACHED] = (session.get_transaction(), value)
+    per_transaction(session, _CACHED, dict[str, bool])["value"] = value  # the one it began
     return value
 
 
@@ -60,7 +60,7 @@ async def update_workflow(session: AsyncSession, org: Principal, changes: Any) -
             set_={"require_review": value, "updated_at": utcnow()},
         )
     )
-    session.info[_CACHED] = (session.get_transaction(), value)
+    per_transaction(session, _CACHED, dict[str, bool])["value"] = value
     after = {"requireReview": value}
     await audit_change(
         session,
