@@ -15,8 +15,8 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
-run: install        ## embedded PostgreSQL + Redis, migrate, org `demo`, API + worker + scheduler (PORT=8080: another port)
-	$(BIN)/faq dev --bind 127.0.0.1:$(or $(PORT),8000)
+run: install        ## embedded PostgreSQL + Redis, migrate, org `demo`, API + worker + scheduler (PORT=8080: another port; PLAN=PRO: the demo org's plan)
+	$(BIN)/faq dev --bind 127.0.0.1:$(or $(PORT),8000) $(if $(PLAN),--plan $(PLAN),)
 
 test: install       ## the whole suite, real (embedded) PostgreSQL and Redis per worker: in parallel, then the `serial` tests alone
 	@# Debian's chromium for the browser tests (tests/api/test_docs_page.py, the help center); root in CI

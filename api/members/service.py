@@ -77,6 +77,19 @@ async def get_member(session: AsyncSession, org: Principal, member_id: str) -> d
     return member_public(await _load(session, member_id))
 
 
+async def first_admin(session: AsyncSession) -> dict[str, Any] | None:
+    """The org's first admin member: the oldest active one (ids are ULIDs), or None. The
+    service acts on the org's own behalf here (``faq orgs ensure``): no principal."""
+    stmt = (
+        select(Member)
+        .where(Member.role == "admin", Member.deactivated_at.is_(None))
+        .order_by(Member.id)
+        .limit(1)
+    )
+    member = (await session.execute(stmt)).scalar_one_or_none()
+    return member_public(member) if member is not None else None
+
+
 async def active_member(session: AsyncSession, member_id: str, *, lock: bool = False) -> Member:
     """The active member a new key is for; 400 ``validation_failed`` (``memberId``) when the
     org has no such active member (another org's ids included). With ``lock``, read ``FOR

@@ -28,6 +28,7 @@ from tasks.cli.ops import (
     cmd_keys_revoke,
     cmd_migrate,
     cmd_orgs_create,
+    cmd_orgs_ensure,
     cmd_orgs_set_plan,
 )
 from tasks.cli.processes import cmd_scheduler, cmd_serve, cmd_worker
@@ -76,6 +77,23 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--locale", default="en", help="BCP 47 tag: the default and only locale")
     create.add_argument("--json", action="store_true")
     create.set_defaults(func=cmd_orgs_create)
+    ensure = orgs.add_parser(
+        "ensure",
+        help="the org and its first admin member, made when missing (a new admin member "
+        "gets an admin key, printed once); what `faq dev` runs",
+    )
+    ensure.add_argument("slug")
+    ensure.add_argument("--name")
+    ensure.add_argument(
+        "--plan", default="FREE", type=str.upper, choices=PLANS, help="a new org's plan"
+    )
+    ensure.add_argument("--locale", default="en", help="a new org's locale (BCP 47)")
+    ensure.add_argument(
+        "--admin-email", required=True, help="the first admin member's, when one is made"
+    )
+    ensure.add_argument("--admin-name", default="Admin")
+    ensure.add_argument("--json", action="store_true")
+    ensure.set_defaults(func=cmd_orgs_ensure)
     set_plan = orgs.add_parser("set-plan")
     set_plan.add_argument("slug")
     set_plan.add_argument("plan", type=str.upper, choices=PLANS)
@@ -118,6 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="127.0.0.1:8000",
         metavar="HOST:PORT",
         help="where the API listens (default 127.0.0.1:8000; `make run PORT=8080` sets the port)",
+    )
+    dev.add_argument(
+        "--plan",
+        type=str.upper,
+        choices=PLANS,
+        help="the demo org's plan (default: STARTER when it is made, else unchanged; "
+        "`make run PLAN=PRO` to try review before publishing)",
     )
     dev.set_defaults(func=cmd_dev)
 

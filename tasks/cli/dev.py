@@ -1,6 +1,8 @@
 """``faq dev`` (what ``make run`` calls): embedded PostgreSQL and Redis unless their URLs are
-set, ``faq migrate``, a ``demo`` org with an admin key on first run, then the API, one worker
-and the scheduler as child processes until Ctrl-C (or one of them exits).
+set, ``faq migrate``, a ``demo`` org (``faq orgs ensure``) whose first admin member's admin key
+is printed on first run (a key of a member: it can approve a draft someone else wrote), on
+STARTER or ``--plan`` (``make run PLAN=PRO``: review before publishing), then the API, one
+worker and the scheduler as child processes until Ctrl-C (or one of them exits).
 
 Every process logs in the console's format (``FAQ_LOG_FORMAT=console``, unless set otherwise),
 idle periodic jobs say nothing, and the servers' URLs are written where the other ``faq``
@@ -57,33 +59,50 @@ def _dev_environment(folder: Path, servers: list[Any]) -> dict[str, str]:
     return env
 
 
-def _demo_org(env: dict[str, str], bind: str) -> None:
-    """Create the ``demo`` org and print an admin key, or say it exists (data reused)."""
-    created = subprocess.run(
-        [*FAQ, "orgs", "create", "demo", "--name", "Demo", "--plan", "STARTER", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if created.returncode != 0:
-        print(
-            "\norg 'demo' exists (data reused). New key: "
-            ".venv/bin/faq keys create demo --scopes admin\n"
-        )
+DEMO = "demo"
+DEMO_ADMIN = "admin@demo.example"
+
+
+def _faq_json(argv: list[str], env: dict[str, str]) -> dict[str, Any] | None:
+    """What ``faq ARGV`` printed as JSON; None, its error said, when it failed."""
+    done = subprocess.run([*FAQ, *argv], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"faq {' '.join(argv[:3])}: {done.stderr.strip()}")
+        return None
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def _demo_org(env: dict[str, str], bind: str, plan: str | None) -> None:
+    """The ``demo`` org and its first admin member (made when missing: a new org on ``plan``,
+    else STARTER; an existing org moved to ``plan`` when one is given), and what to try."""
+    ensure = ["orgs", "ensure", DEMO, "--name", "Demo", "--plan", plan or "STARTER"]
+    ensured = _faq_json([*ensure, "--admin-email", DEMO_ADMIN, "--json"], env)
+    if ensured is None:
         return
-    key = subprocess.run(
-        [*FAQ, "keys", "create", "demo", "--scopes", "admin", "--json"],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    issued = json.loads(key.stdout)
-    print("\norg 'demo' created on plan STARTER. Admin API key (shown once):")
-    print(f"  {issued['key']}\n")
-    print(
-        f"  curl -H 'Authorization: Bearer {issued['key']}' http://{bind}/api/v1/demo/categories\n"
-    )
+    org, admin, key = ensured["org"], ensured["admin"], ensured["key"]
+    if plan and org["plan"] != plan:
+        subprocess.run([*FAQ, "orgs", "set-plan", DEMO, plan], env=env, check=True)
+        org["plan"] = plan
+    who = f"its first admin member {admin['email']} ({admin['id']})"
+    if ensured["created"]:
+        print(f"\norg '{DEMO}' created on plan {org['plan']}. Admin API key of {who}, shown once:")
+    elif key:
+        print(f"\norg '{DEMO}' exists (data reused), on plan {org['plan']}; it had no admin")
+        print(f"member: {admin['email']} ({admin['id']}) was added. Its admin API key, shown once:")
+    else:
+        print(
+            f"\norg '{DEMO}' exists (data reused), on plan {org['plan']}. A new key of {who}: "
+            f".venv/bin/faq keys create {DEMO} --scopes admin --member {admin['id']}"
+        )
+    if key:
+        print(f"  {key}\n")
+        print(f"  curl -H 'Authorization: Bearer {key}' http://{bind}/api/v1/{DEMO}/categories\n")
+    if org["plan"] not in ("PRO", "ENTERPRISE"):
+        print(
+            "Review before publishing needs PRO: `make run PLAN=PRO`, or "
+            f"`.venv/bin/faq orgs set-plan {DEMO} PRO` beside it (docs/team-publishing.md).\n"
+        )
 
 
 def _spawn(argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -125,7 +144,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
         supplied = {n: env[n] for n in SHARED if env.get(n) and env[n] != os.environ.get(n)}
         write_services(directory, supplied)
         subprocess.run([*FAQ, "migrate"], env=env, check=True)
-        _demo_org(env, args.bind)
+        _demo_org(env, args.bind, args.plan)
         children = [
             _spawn([*FAQ, "serve", "--bind", args.bind], env),
             _spawn([*FAQ, "worker", "--processes", "1", "--threads", "8"], env),

@@ -1,4 +1,4 @@
-"""Operations commands: ``faq migrate``, ``faq orgs create|set-plan``, ``faq keys
+"""Operations commands: ``faq migrate``, ``faq orgs create|ensure|set-plan``, ``faq keys
 create|revoke`` and ``faq jobs run NAME`` (a periodic job once, in-process)."""
 
 from __future__ import annotations
@@ -61,6 +61,86 @@ def cmd_orgs_create(args: argparse.Namespace) -> int:
         print(json.dumps(org.as_json()))
     else:
         print(f"created org {org.slug} ({org.id}) on plan {org.plan}")
+    return 0
+
+
+def cmd_orgs_ensure(args: argparse.Namespace) -> int:
+    """The org and its first admin member, made when missing (what ``faq dev`` runs): a new
+    org on ``--plan``; an org with no active admin member gets one (``--admin-email``) and
+    that member an admin key, printed once. An org that has both is left as it is (its plan
+    too: ``faq orgs set-plan`` changes it)."""
+    from api.keys.service import check_member_key, issue
+    from api.members.schemas import MemberCreate
+    from api.members.service import create_member, first_admin
+    from api.orgs import create_org
+    from billing.plans import Plan
+    from tenancy.audit import system_actor
+    from tenancy.db import tenant_session
+    from tenancy.errors import ServiceError
+    from tenancy.orgs import OrgExists, OrgNotFound, get_org
+    from tenancy.principal import system
+    from tenancy.transactions import commit
+
+    try:
+        admin_data = MemberCreate(email=args.admin_email, name=args.admin_name, role="admin")
+    except ValueError as exc:  # pydantic's ValidationError is one
+        print(f"--admin-email: {exc}", file=sys.stderr)
+        return 2
+
+    async def work(engine: AsyncEngine) -> dict[str, Any]:
+        created = False
+        try:
+            org = await get_org(engine, args.slug)
+        except OrgNotFound:
+            try:
+                plan = Plan(args.plan.upper())
+                org = await create_org(engine, args.slug, args.name, plan, locale=args.locale)
+                created = True
+            except OrgExists:  # made meanwhile by another command
+                org = await get_org(engine, args.slug)
+        acting = system(org.id, org.schema_name, "cli", slug=org.slug, plan=org.plan)
+        issued: dict[str, Any] | None = None
+        async with tenant_session(engine, org.schema_name) as session:
+            admin = await first_admin(session)
+            if admin is None:
+                admin = await create_member(session, acting, admin_data)
+                await check_member_key(session, admin["id"], ["admin"])
+                issued = await issue(
+                    session,
+                    org.id,
+                    ["admin"],
+                    name="first admin",
+                    allowed_origins=[],
+                    expires_at=None,
+                    actor=system_actor("cli"),
+                    member_id=admin["id"],
+                )
+            await commit(session)
+        return {
+            "org": org.as_json(),
+            "created": created,
+            "admin": admin,
+            "key": issued["key"] if issued else None,
+            "fingerprint": issued["fingerprint"] if issued else None,
+        }
+
+    try:
+        result = run_with_engine(work)
+    except ValueError as exc:  # a bad slug or locale
+        print(str(exc), file=sys.stderr)
+        return 2
+    except ServiceError as exc:  # the email taken by a member who is no admin, no seat left
+        print(str(exc), file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    org, admin = result["org"], result["admin"]
+    made = "created" if result["created"] else "exists"
+    print(f"org {org['slug']} ({org['id']}) {made}, on plan {org['plan']}")
+    print(f"first admin member: {admin['name']} <{admin['email']}> ({admin['id']})")
+    if result["key"]:
+        print(f"its admin key (shown once): {result['key']}\nfingerprint: {result['fingerprint']}")
     return 0
 
 
