@@ -21,6 +21,7 @@ from api.imports.items import (
     SettingsItem,
     TranslationItem,
 )
+from api.imports.times import keep_times
 
 BUNDLE_FORMAT = "faq-export"
 BUNDLE_VERSION = 1
@@ -80,7 +81,7 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
         source = _source(obj)
         if source is None:
             raise MalformedUpload(f"categories.ndjson line {line}: no id")
-        yield CategoryItem(
+        category = CategoryItem(
             source=source,
             name=_str(obj, "name") or "",
             description=_str(obj, "description"),
@@ -89,11 +90,13 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
             slug=_str(obj, "slug"),
             is_default=obj.get("isDefault") is True,
         )
+        keep_times(category, obj.get("createdAt"), obj.get("updatedAt"))
+        yield category
     for line, obj in ndjson(archive, "questions.ndjson"):
         source = _source(obj)
         if source is None:
             raise MalformedUpload(f"questions.ndjson line {line}: no id")
-        yield QuestionItem(
+        question = QuestionItem(
             source=source,
             title=_str(obj, "title") or "",
             answer=_str(obj, "answer") or "",
@@ -103,6 +106,8 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
             order=_int(obj, "order"),
             scheduled_publish_at=_str(obj, "scheduledPublishAt"),
         )
+        keep_times(question, obj.get("createdAt"), obj.get("updatedAt"))
+        yield question
     for line, obj in ndjson(archive, "translations.ndjson"):
         source = _source(obj)
         resource = obj.get("resource")

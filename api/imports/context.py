@@ -18,6 +18,7 @@ from api.imports.conversion import (
     markdown_of_each,
 )
 from api.imports.items import Invalid, Item, Note, QuestionItem, TranslationItem
+from api.imports.links import Link
 
 __all__ = ["CONVERT_BATCH", "Note", "ParseContext", "parents_first"]
 
@@ -29,13 +30,15 @@ class _Batch:
     htmls: list[str] = field(default_factory=list)
     future: Future[list[Converted]] | None = None
 
+    rules: str | None = None  # the format's links (``api/imports/links.py``)
+
     def send(self) -> Future[list[Converted]]:
         if self.future is None:
-            self.future = converters().submit(markdown_of_each, self.htmls)
+            self.future = converters().submit(markdown_of_each, self.htmls, self.rules)
         return self.future
 
 
-Pending = tuple[_Batch, int, str, str, str, list[Note]]
+Pending = tuple[_Batch, int, str, str, str, list[Note], list[Link] | None]
 
 
 class _Unconvertible(Exception):
@@ -44,13 +47,17 @@ class _Unconvertible(Exception):
         self.field, self.issue = field, issue
 
 
-def _kept(converted: Converted, item: str, field: str, notes: list[Note]) -> str:
-    """The Markdown of a converted body, its issues added to ``notes``; ``_Unconvertible``
-    if it failed."""
-    markdown, issues = converted
+def _kept(
+    converted: Converted, item: str, field: str, notes: list[Note], links: list[Link] | None
+) -> str:
+    """The Markdown of a converted body, its issues added to ``notes`` and its links to
+    ``links``; ``_Unconvertible`` if it failed."""
+    markdown, issues, found = converted
     if markdown is None:
         raise _Unconvertible(field, issues[0])
     notes.extend(Note(item, field, issue) for issue in issues)
+    if links is not None:
+        links.extend(found)
     return markdown
 
 
@@ -61,45 +68,57 @@ class ParseContext:
     convert: bool = True  # False: a syntax check only (the request's), no HTML conversion
     # True: bodies convert in the converter processes; read the items through ``resolved``.
     ahead: bool = False
+    # The format whose links between its articles are rewritten (``api/imports/links.py``).
+    links: str | None = None
     pending: dict[str, Pending] = field(default_factory=dict)
     _tokens: Iterator[int] = field(default_factory=itertools.count)
-    _open: list[_Batch] = field(default_factory=lambda: [_Batch()])  # the batch filling up
+    _open: list[_Batch] = field(default_factory=list)  # the batch filling up
     _sent: list[int] = field(default_factory=lambda: [0])
 
     def batches_sent(self) -> int:
         return self._sent[0]
 
     def _send(self, batch: _Batch) -> Future[list[Converted]]:
-        if batch is self._open[0]:
-            self._open[0] = _Batch()
+        if self._open and batch is self._open[0]:
+            self._open[0] = _Batch(rules=self.links)
         if batch.future is None:
             self._sent[0] += 1
         return batch.send()
 
-    def markdown(self, html: str | None, item: str, field: str, notes: list[Note]) -> str:
-        """Vendor HTML as Markdown; what it loses becomes ``notes`` of the item. Ahead: a
-        token the item holds until ``resolved`` puts the Markdown in its place."""
+    def markdown(
+        self,
+        html: str | None,
+        item: str,
+        field: str,
+        notes: list[Note],
+        links: list[Link] | None = None,
+    ) -> str:
+        """Vendor HTML as Markdown; what it loses becomes ``notes`` of the item, and its links
+        to the source's other resources ``links`` (their hrefs placeholders in the Markdown).
+        Ahead: a token the item holds until ``resolved`` puts the Markdown in its place."""
         if not html:
             return ""
         if not self.convert:
             return html
         if self.ahead:
             token = f"\x00html:{next(self._tokens)}"
+            if not self._open:
+                self._open.append(_Batch(rules=self.links))
             batch = self._open[0]
             batch.htmls.append(html)
-            self.pending[token] = (batch, len(batch.htmls) - 1, html, item, field, notes)
+            self.pending[token] = (batch, len(batch.htmls) - 1, html, item, field, notes, links)
             if len(batch.htmls) >= CONVERT_BATCH:
                 self._send(batch)
             return token
-        return _kept(convert(html), item, field, notes)
+        return _kept(convert(html, self.links), item, field, notes, links)
 
     def _take(self, token: str) -> str:
-        batch, index, html, item, field_, notes = self.pending.pop(token)
+        batch, index, html, item, field_, notes, links = self.pending.pop(token)
         try:
             converted = self._send(batch).result()[index]
         except Exception:  # a converter process died: convert here instead
-            converted = convert(html)
-        return _kept(converted, item, field_, notes)
+            converted = convert(html, self.links)
+        return _kept(converted, item, field_, notes, links)
 
     def _finish(self, item: Any) -> Item:
         """The item with its Markdown; ``Invalid`` (a failed item of the report) if a body of

@@ -12,7 +12,8 @@ import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from api.imports.html import to_markdown
+from api.imports.html import linked_markdown
+from api.imports.links import Link
 from api.search import searchable
 
 LOOKAHEAD = 128  # items parsed whose bodies may be converting at once, at most
@@ -42,21 +43,22 @@ def converters() -> ProcessPoolExecutor:
         return _pool
 
 
-Converted = tuple[str | None, list[str]]  # (Markdown, issues); None: failed, issues[0] says why
+# (Markdown, issues, links); None: failed, issues[0] says why
+Converted = tuple[str | None, list[str], list[Link]]
 
 
-def convert(html: str) -> Converted:
+def convert(html: str, rules: str | None = None) -> Converted:
     """``to_markdown(html)``, a failure kept to its body (issue 42: one article's HTML that the
     converter could not read failed the whole job, half of it written)."""
     try:
-        return to_markdown(html)
+        return linked_markdown(html, rules)
     except Exception as exc:  # any converter failure is this body's, reported with its item
-        return None, [f"its HTML cannot be converted ({type(exc).__name__}: {exc})"[:300]]
+        return None, [f"its HTML cannot be converted ({type(exc).__name__}: {exc})"[:300]], []
 
 
-def markdown_of_each(htmls: list[str]) -> list[Converted]:
+def markdown_of_each(htmls: list[str], rules: str | None = None) -> list[Converted]:
     """``convert`` of each body of a batch, in a converter process."""
-    return [convert(html) for html in htmls]
+    return [convert(html, rules) for html in htmls]
 
 
 def words_of(texts: list[str]) -> list[str]:

@@ -16,6 +16,8 @@ from typing import BinaryIO
 from api.imports.context import MAX_CATEGORIES, ParseContext, parents_first
 from api.imports.items import CategoryItem, Item, MalformedUpload, Note, QuestionItem
 from api.imports.json_lists import integer, list_prefixes, objects, text, top_level_keys
+from api.imports.links import helpscout_number
+from api.imports.times import keep_times
 
 LISTS = {"collections", "categories", "articles"}
 
@@ -39,6 +41,7 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
                 order=integer(obj, "order"),
                 slug=text(obj, "slug") or None,
             )
+            keep_times(item, obj.get("createdAt"), obj.get("updatedAt"))
             tree.append((source, parent, item))
             if len(tree) > MAX_CATEGORIES:
                 raise MalformedUpload(f"more than {MAX_CATEGORIES} collections and categories")
@@ -65,10 +68,14 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
             status="published" if obj.get("status") == "published" else "draft",
             category=category,
             slug=text(obj, "slug") or None,
+            link_key=helpscout_number(obj["number"]) if obj.get("number") is not None else None,
         )
+        keep_times(question, obj.get("createdAt"), obj.get("updatedAt"))
         if len(in_categories) > 1:
             question.notes.append(
                 Note(source, "categories", f"in {len(in_categories)} categories: the first kept")
             )
-        question.answer = ctx.markdown(text(obj, "text"), source, "answer", question.notes)
+        question.answer = ctx.markdown(
+            text(obj, "text"), source, "answer", question.notes, question.links
+        )
         yield question

@@ -14,6 +14,8 @@ import html_to_markdown
 import lxml.html
 from lxml import etree
 
+from api.imports.links import Link, new_placeholder_prefix, target_of
+
 UNREPRESENTABLE = (
     "iframe",
     "script",
@@ -56,15 +58,41 @@ def _checked(root: etree._Element) -> tuple[dict[str, int], int]:
     return removed, spanning
 
 
+def _placeholders(root: etree._Element, rules: str) -> list[Link]:
+    """Each link to a resource of the same source (``links.target_of``) with a placeholder
+    for its href (``api/imports/links.py``)."""
+    links: list[Link] = []
+    prefix = ""
+    for element in root.iter("a"):
+        href = element.get("href")
+        found = target_of(rules, href) if href else None
+        if found is None:
+            continue
+        assert href is not None
+        prefix = prefix or new_placeholder_prefix()
+        placeholder = f"{prefix}{len(links)}"
+        element.set("href", placeholder)
+        links.append(Link(placeholder, href, *found))
+    return links
+
+
 def to_markdown(html: str) -> tuple[str, list[str]]:
     """``html`` as Markdown, and one issue per kind of content that was left out."""
+    markdown, issues, _links = linked_markdown(html, None)
+    return markdown, issues
+
+
+def linked_markdown(html: str, rules: str | None) -> tuple[str, list[str], list[Link]]:
+    """``to_markdown``, and the body's links to resources of the same source (``rules``: the
+    format's, ``api/imports/links.py``), each with a placeholder for its href."""
     if not html.strip():
-        return "", []
+        return "", [], []
     try:  # the text is decoded already: a declaration of its bytes' encoding means nothing
         root = lxml.html.document_fromstring(_DECLARATION.sub("", html))
     except etree.ParserError:  # nothing but comments or processing instructions: no content
-        return "", []
+        return "", [], []
     removed, spanning = _checked(root)
+    links = _placeholders(root, rules) if rules else []
     issues = [
         f"<{name}> removed ({removed[name]}): Markdown cannot hold it"
         for name in UNREPRESENTABLE
@@ -79,4 +107,4 @@ def to_markdown(html: str) -> tuple[str, list[str]]:
     markdown = html_to_markdown.convert(cleaned, _OPTIONS).content or ""
     if keep:
         markdown = markdown.replace(_KEPT, _NBSP)
-    return _BLANK_LINES.sub("\n\n", markdown).strip(), issues
+    return _BLANK_LINES.sub("\n\n", markdown).strip(), issues, links

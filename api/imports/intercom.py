@@ -22,6 +22,7 @@ from api.imports.items import (
     TranslationItem,
 )
 from api.imports.json_lists import integer, list_prefixes, objects, text, top_level_keys
+from api.imports.times import keep_times
 
 LISTS = {"collections", "articles"}
 
@@ -56,6 +57,7 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
             parent=parent,
             order=integer(obj, "order"),
         )
+        keep_times(item, obj.get("created_at"), obj.get("updated_at"))
         tree.append((source, parent, item))
         if len(tree) > MAX_CATEGORIES:
             raise MalformedUpload(f"more than {MAX_CATEGORIES} collections")
@@ -88,7 +90,10 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
             status="published" if obj.get("state") == "published" else "draft",
             category=_collection(parent) if parent else None,
         )
-        question.answer = ctx.markdown(text(obj, "body"), source, "answer", question.notes)
+        keep_times(question, obj.get("created_at"), obj.get("updated_at"))
+        question.answer = ctx.markdown(
+            text(obj, "body"), source, "answer", question.notes, question.links
+        )
         yield question
         for locale, fields in _translations(obj):
             if locale.lower() == ctx.default_locale.lower() or not fields.get("title"):
@@ -101,7 +106,11 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
                 status="published" if fields.get("state") == "published" else "draft",
             )
             body = ctx.markdown(
-                text(fields, "body"), f"{source}/{locale}", "body", translation.notes
+                text(fields, "body"),
+                f"{source}/{locale}",
+                "body",
+                translation.notes,
+                translation.links,
             )
             translation.fields = {"title": text(fields, "title") or "", "answer": body}
             yield translation

@@ -5,8 +5,10 @@ structural problems that make a whole upload unreadable (400, nothing written)."
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
+from api.imports.links import Link
 from tenancy.errors import ServiceError
 
 
@@ -45,6 +47,8 @@ class CategoryItem:
     order: int = 0
     slug: str | None = None
     is_default: bool = False  # our own bundle: the default category (merged into the org's)
+    created_at: datetime | None = None  # the source's, when it says (``api/imports/times.py``)
+    updated_at: datetime | None = None
     notes: list[Note] = field(default_factory=list)
 
 
@@ -59,6 +63,10 @@ class QuestionItem:
     slug: str | None = None
     order: int = 0
     scheduled_publish_at: str | None = None
+    links: list[Link] = field(default_factory=list)  # the answer's (``api/imports/links.py``)
+    link_key: str | None = None  # what links name it by, when not its source (Help Scout)
+    created_at: datetime | None = None  # the source's, when it says (``api/imports/times.py``)
+    updated_at: datetime | None = None
     notes: list[Note] = field(default_factory=list)
 
 
@@ -69,6 +77,7 @@ class TranslationItem:
     locale: str
     fields: dict[str, Any]  # title + answer, or name + description
     status: str | None = None  # questions: draft | published
+    links: list[Link] = field(default_factory=list)  # the answer's (``api/imports/links.py``)
     notes: list[Note] = field(default_factory=list)
 
 

@@ -26,13 +26,24 @@ from api.imports.items import (
     QuestionItem,
     TranslationItem,
 )
+from api.imports.times import keep_times
 
 _FRONT = re.compile(r"\A---\r?\n(.*?)\r?\n---\r?\n?", re.S)
 _LOCALE_SUFFIX = re.compile(r"\.([A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*)$")
 
 
 MAX_FRONT_MATTER = 64 * 1024  # characters of one file's front matter
-SCALAR_KEYS = ("title", "category", "status", "slug", "order", "locale", "externalId")
+SCALAR_KEYS = (
+    "title",
+    "category",
+    "status",
+    "slug",
+    "order",
+    "locale",
+    "externalId",
+    "createdAt",
+    "updatedAt",
+)
 SCALARS = (str, int, float, bool, datetime.date)
 
 
@@ -143,7 +154,7 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
                 yield Invalid(name, "order", f"{order!r} is not an integer")
                 continue
             folder = posixpath.dirname(name)
-            yield QuestionItem(
+            question = QuestionItem(
                 source=source,
                 title=title,
                 answer=body.strip(),
@@ -153,3 +164,5 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
                 slug=str(meta["slug"]) if meta.get("slug") else None,
                 order=order,
             )
+            keep_times(question, meta.get("createdAt"), meta.get("updatedAt"))
+            yield question

@@ -19,8 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from api.imports.context import ParseContext
 from api.imports.formats import FORMATS
 from api.imports.items import Item, MalformedUpload
+from api.imports.links import RULES
 from api.imports.models import Import
-from api.imports.report import Report
+from api.imports.report import OUTCOMES, Report
 from api.imports.service import (
     CANCELLED,
     FAILED,
@@ -28,7 +29,7 @@ from api.imports.service import (
     import_public,
 )
 from api.imports.upload import UploadReader, chunk_fetcher, drop_upload, parse_in_thread
-from api.imports.writer import Writer
+from api.imports.writer import DeferredLink, Writer
 from api.jobs import claim_queued, org_context, schema_of
 from billing.plans import Plan, import_inflated_bytes
 from tenancy.audit import AUDIT_EVENT
@@ -36,6 +37,7 @@ from tenancy.clock import utcnow
 from tenancy.db import tenant_session
 from tenancy.outbox import OUTBOX, record_events
 from tenancy.principal import Principal
+from tenancy.progress import ProgressLog
 from tenancy.transactions import commit
 
 log = structlog.get_logger(__name__)
@@ -80,6 +82,10 @@ async def suppress_events(session: AsyncSession, ids: set[str]) -> None:
     )
 
 
+def _answer(link: DeferredLink) -> tuple[str, str, str]:
+    return link.kind, link.source, link.locale
+
+
 class Run:
     def __init__(self, engine: AsyncEngine, org: Principal, job: Import) -> None:
         self.engine = engine
@@ -91,6 +97,9 @@ class Run:
         self.cancelled = False
         self.reader: UploadReader | None = None
         self.progress: Callable[[int, int], None] | None = None  # (bytes read, items)
+        self.log = ProgressLog(
+            log, "import", import_id=job.id, org_id=org.id, format=job.format, dry_run=job.dry_run
+        )
 
     def session(self) -> AsyncSession:
         return tenant_session(self.engine, self.org.schema_name)
@@ -137,8 +146,40 @@ class Run:
                 await self._write_batch(session, batch)
                 self.cancelled = await self._save(session)
                 await commit(session)
-        if self.progress is not None and self.reader is not None:
-            self.progress(self.reader.tell(), self.report.items)
+        if self.reader is not None:
+            read = self.reader.tell()
+            if self.progress is not None:
+                self.progress(read, self.report.items)
+            total = max(1, self.job.size_bytes)
+            self.log.progress(
+                items=self.report.items,
+                bytes_read=read,
+                percent=min(100, round(100 * read / total)),
+                **{k: self.report.counts[k] for k in OUTCOMES},
+            )
+
+    async def relink(self, dry: AsyncSession | None) -> None:
+        """The links to articles that came later in the file than their linking item, now
+        that all are written: about a batch of links a transaction, an answer's links in one."""
+        deferred, self.writer.deferred = self.writer.deferred, []
+        start = 0
+        while start < len(deferred):
+            end = min(start + BATCH_ITEMS, len(deferred))
+            while end < len(deferred) and _answer(deferred[end]) == _answer(deferred[end - 1]):
+                end += 1
+            chunk = deferred[start:end]
+            if dry is not None:
+                await self.writer.relink(dry, chunk)
+                self.writer.touched.clear()
+            else:
+                async with self.session() as session:
+                    await self.writer.relink(session, chunk)
+                    if not self.per_question_events:
+                        await suppress_events(session, self.writer.touched)
+                    self.writer.touched.clear()
+                    await self._save(session)
+                    await commit(session)
+            start = end
 
     async def run(self) -> None:
         fmt = FORMATS[self.job.format]
@@ -149,7 +190,10 @@ class Run:
             self.job.size_bytes,
         )
         context = ParseContext(
-            self.org.default_locale, import_inflated_bytes(Plan(self.org.plan)), ahead=True
+            self.org.default_locale,
+            import_inflated_bytes(Plan(self.org.plan)),
+            ahead=True,
+            links=self.job.format if self.job.format in RULES else None,
         )
         dry = self.session() if self.job.dry_run else None
         try:
@@ -167,6 +211,8 @@ class Run:
                         break
             if batch and not self.cancelled:
                 await self.batch(batch, dry)
+            if not self.cancelled:
+                await self.relink(dry)
         finally:
             if dry is not None:
                 await dry.rollback()
@@ -186,6 +232,7 @@ class Run:
             if not self.job.dry_run and status != FAILED:
                 await record_events(session, self.org.id, [(COMPLETED_EVENT, public)])
             await commit(session)
+        self.log.end(status=status, items=self.report.items, **public["counts"])
         return public
 
 
@@ -204,6 +251,7 @@ async def run_import(
         return None  # another run has it (or had it): a message delivered twice
     run = Run(engine, await org_context(engine, org_id, job.actor), job)
     run.progress = progress
+    run.log.start(bytes_total=job.size_bytes)
     try:
         await run.run()
     except MalformedUpload as exc:

@@ -1,7 +1,8 @@
 """CSV: a header row naming our fields, one question per row.
 
 Columns: ``title`` and ``answer`` (required), ``externalId``, ``category`` (a slug or a name;
-created when no category has it), ``status``, ``slug``, ``order``, ``locale``. A row whose
+created when no category has it), ``status``, ``slug``, ``order``, ``locale``, ``createdAt``
+and ``updatedAt`` (ISO 8601). A row whose
 ``locale`` is another than the org's default is the translation of the row with the same
 ``externalId`` (read in a second pass, so it may come before it). A row without
 ``externalId`` is known by ``csv:`` + its slug (or its title's)."""
@@ -15,9 +16,21 @@ from typing import BinaryIO
 
 from api.imports.context import ParseContext
 from api.imports.items import Invalid, Item, MalformedUpload, QuestionItem, TranslationItem
+from api.imports.times import keep_times
 from api.slugs import slugify
 
-COLUMNS = ("externalId", "title", "answer", "category", "status", "slug", "order", "locale")
+COLUMNS = (
+    "externalId",
+    "title",
+    "answer",
+    "category",
+    "status",
+    "slug",
+    "order",
+    "locale",
+    "createdAt",
+    "updatedAt",
+)
 REQUIRED = ("title", "answer")
 MAX_FIELD = 200_000  # characters of one cell
 
@@ -76,7 +89,7 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
         except ValueError:
             yield Invalid(f"line {line}", "order", f"{order_text!r} is not an integer")
             continue
-        yield QuestionItem(
+        question = QuestionItem(
             source=_source(row),
             title=row["title"],
             answer=row["answer"],
@@ -85,6 +98,8 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
             slug=(row.get("slug") or "").strip() or None,
             order=order,
         )
+        keep_times(question, row.get("createdAt"), row.get("updatedAt"))
+        yield question
     for line, row in _rows(file):
         locale = (row.get("locale") or "").strip()
         if not locale or locale.lower() == default:

@@ -9,10 +9,11 @@ resource made of it; a live resource is compared and updated (``updated``) or le
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from datetime import datetime
+from typing import Any, cast
 
 from pydantic import ValidationError
-from sqlalchemy import select, tuple_
+from sqlalchemy import Table, bindparam, func, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -30,7 +31,9 @@ from api.imports.items import (
     SettingsItem,
     TranslationItem,
 )
+from api.imports.links import Link, Target, destination, kept_issue, page_url
 from api.imports.report import Report, kind_of
+from api.locales import canonical_tag
 from api.questions import service as questions
 from api.questions.batch import NewQuestions
 from api.questions.models import Question
@@ -46,8 +49,24 @@ from tenancy.models import Organization
 from tenancy.principal import Principal
 
 SLUG_TRIES = 20
+# Links to resources later in the file, held until the last batch is written (each a few
+# hundred bytes); past this many, a link keeps its source URL and is reported.
+MAX_DEFERRED_LINKS = 20_000
 CATEGORY_SLUG_MAX = 100
 QUESTION_SLUG_MAX = 200
+
+
+@dataclasses.dataclass(frozen=True)
+class DeferredLink:
+    """A link whose target was not written yet when its item was: its source href is in the
+    stored answer (as ``dest``) until ``Writer.relink`` puts the target's page there."""
+
+    kind: str  # question | translation
+    source: str  # the question's external id (a translation's: the translated question's)
+    locale: str  # of the page linked to (the translation's, or the org's default)
+    link: Link
+    dest: str  # the href as written in the Markdown
+    updated_at: datetime | None  # the source's time of the question, kept after the rewrite
 
 
 class ItemFailed(Exception):
@@ -63,6 +82,25 @@ def _status_of(question: Question) -> str:
     return question.status
 
 
+def _relinked(markdown: str, new: dict[str, str]) -> str:
+    """``markdown`` with each link destination of ``new`` (as ``Writer._linked`` wrote it:
+    ``](dest)`` or ``](dest "title")``) replaced by its page."""
+    for dest, url in new.items():
+        markdown = markdown.replace(f"]({dest})", f"]({url})").replace(f']({dest} "', f']({url} "')
+    return markdown
+
+
+def _failure(exc: Exception) -> tuple[str, str]:
+    """The field and issue of an item's failure, as its report lists them."""
+    if isinstance(exc, ItemFailed):
+        return exc.field, exc.issue
+    if isinstance(exc, ValidationError):
+        error = exc.errors()[0]
+        return ".".join(str(p) for p in error["loc"]) or "item", error["msg"]
+    assert isinstance(exc, ServiceError)
+    return exc.details[0]["field"] if exc.details else "item", f"{exc.code}: {exc.message}"
+
+
 class Writer:
     """Writes items for one org; remembers the categories it resolved (ids only)."""
 
@@ -76,6 +114,9 @@ class Writer:
         self._made = 0  # categories made by name (CSV, Markdown) in this batch
         self._new = NewQuestions()  # this batch's new questions, created together
         self._bulk = False  # True while a batch is written whole (not item by item)
+        self.deferred: list[DeferredLink] = []  # links to targets not written yet
+        # This batch's source times to keep: (question | category, id) -> (created, updated)
+        self._times: dict[tuple[str, str], tuple[datetime | None, datetime | None]] = {}
 
     # ---- a batch ----------------------------------------------------------------------------
 
@@ -84,6 +125,7 @@ class Writer:
         when any item fails, the savepoint is rolled back and the items written again, each
         in a savepoint of its own (so a failing item costs its batch, not the import)."""
         saved = (dict(self._categories), set(self.touched))
+        deferred = len(self.deferred)
         outcomes: list[tuple[str, str, list[Note]]] = []
         try:
             self._bulk = True
@@ -98,6 +140,7 @@ class Writer:
                     outcome = await self._write(session, item, notes)
                     outcomes.append((outcome, kind_of(item), notes))
                 await self._new.flush(session, self.org)
+                await self._flush_times(session)
                 await self._flush_refs(session)
         except (ItemFailed, ValidationError, ServiceError):
             # The savepoint's writes are gone, but not from the objects the session loaded
@@ -108,9 +151,12 @@ class Writer:
             self._made = 0
             self._bulk = False
             self._new.clear()
+            self._times = {}
+            del self.deferred[deferred:]
             await self._prefetch(session, items)
             for item in items:
                 await self.write(session, item)
+            await self._flush_times(session)
             await self._flush_refs(session)
         else:
             self._bulk = False
@@ -160,6 +206,43 @@ class Writer:
         )
         self._pending = {}
 
+    def _keep_times(
+        self, kind: str, id_: str, item: CategoryItem | QuestionItem, current: Any = None
+    ) -> None:
+        """The source's times for the resource ``id_`` (written by ``_flush_times``); an
+        existing resource only when they differ from its own."""
+        if item.created_at is None and item.updated_at is None:
+            return
+        if current is not None and (
+            item.created_at in (None, current.created_at)
+            and item.updated_at in (None, current.updated_at)
+        ):
+            return
+        self._times[(kind, id_)] = (item.created_at, item.updated_at)
+
+    async def _flush_times(self, session: AsyncSession) -> None:
+        """One UPDATE per table of the batch's resources whose source said when they were
+        made and changed (their create or update wrote the time of the import)."""
+        times, self._times = self._times, {}
+        for kind, model in (("question", Question), ("category", Category)):
+            rows = [
+                {"b_id": id_, "b_created": created, "b_updated": updated}
+                for (k, id_), (created, updated) in sorted(times.items())
+                if k == kind
+            ]
+            if not rows:
+                continue
+            table = cast(Table, model.__table__)
+            await session.execute(
+                update(table)
+                .where(table.c.id == bindparam("b_id"))
+                .values(
+                    created_at=func.coalesce(bindparam("b_created"), table.c.created_at),
+                    updated_at=func.coalesce(bindparam("b_updated"), table.c.updated_at),
+                ),
+                rows,
+            )
+
     # ---- one item ---------------------------------------------------------------------------
 
     async def write(self, session: AsyncSession, item: Item) -> None:
@@ -168,18 +251,13 @@ class Writer:
             return
         kind = kind_of(item)
         notes: list[Note] = list(item.notes)
+        deferred = len(self.deferred)
         try:
             async with session.begin_nested():
                 outcome = await self._write(session, item, notes)
-        except ItemFailed as exc:
-            self.report.fail(item.source, exc.field, exc.issue, kind)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            field = ".".join(str(p) for p in error["loc"]) or "item"
-            self.report.fail(item.source, field, error["msg"], kind)
-        except ServiceError as exc:
-            field = exc.details[0]["field"] if exc.details else "item"
-            self.report.fail(item.source, field, f"{exc.code}: {exc.message}", kind)
+        except (ItemFailed, ValidationError, ServiceError) as exc:
+            del self.deferred[deferred:]  # a failed item's links are not rewritten later
+            self.report.fail(item.source, *_failure(exc), kind)
         else:
             self.report.count(outcome, kind)
             for note in notes:
@@ -189,11 +267,166 @@ class Writer:
         if isinstance(item, CategoryItem):
             return await self._category(session, item, notes)
         if isinstance(item, QuestionItem):
+            if item.links:  # a copy: a batch written again item by item reads it afresh
+                answer = await self._linked(
+                    session, item.answer, item.links, "question", item.source,
+                    self.org.default_locale, item.updated_at,
+                )  # fmt: skip
+                item = dataclasses.replace(item, answer=answer)
             return await self._question(session, item, notes)
         if isinstance(item, TranslationItem):
+            if item.links and isinstance(item.fields.get("answer"), str):
+                locale = canonical_tag(item.locale) or item.locale
+                answer = await self._linked(
+                    session, item.fields["answer"], item.links, "translation", item.source,
+                    locale, None,
+                )  # fmt: skip
+                item = dataclasses.replace(item, fields={**item.fields, "answer": answer})
             return await self._translation(session, item)
         assert isinstance(item, SettingsItem)
         return await self._settings(session, item)
+
+    # ---- links between imported resources (``api/imports/links.py``) ------------------------
+
+    async def _pages(self, session: AsyncSession, targets: set[Target]) -> dict[Target, str]:
+        """The slug of each target written (committed, or in this transaction: a question of
+        this batch's bulk create is flushed first), by target."""
+        ids: dict[Target, str] = {}
+        unknown: set[tuple[str, str]] = set()
+        for target in targets:
+            key = (target.ref_kind, target.source)
+            if key in self._refs:  # this batch's: known, or known to be new
+                if self._refs[key] is not None:
+                    ids[target] = self._refs[key]  # type: ignore[assignment]
+            else:
+                unknown.add(key)
+        if unknown:
+            rows = await session.execute(
+                select(ExternalRef.kind, ExternalRef.external_id, ExternalRef.resource_id).where(
+                    tuple_(ExternalRef.kind, ExternalRef.external_id).in_(sorted(unknown))
+                )
+            )
+            found = {(kind, source): id_ for kind, source, id_ in rows}
+            for target in targets:
+                id_ = found.get((target.ref_kind, target.source))
+                if id_ is not None:
+                    ids[target] = id_
+        if any(id_ in self._new for id_ in ids.values()):
+            await self._new.flush(session, self.org)
+        slugs: dict[str, str] = {}
+        for kind, model in (("question", Question), ("category", Category)):
+            wanted = sorted({id_ for t, id_ in ids.items() if t.kind == kind})
+            if wanted:
+                live = categories.LIVE if kind == "category" else Question.deleted_at.is_(None)
+                pages = await session.execute(
+                    select(model.id, model.slug).where(model.id.in_(wanted), live)
+                )
+                slugs.update({id_: slug for id_, slug in pages})
+        return {t: slugs[id_] for t, id_ in ids.items() if id_ in slugs}
+
+    async def _linked(
+        self,
+        session: AsyncSession,
+        markdown: str,
+        links: list[Link],
+        kind: str,
+        source: str,
+        locale: str,
+        updated_at: datetime | None,
+    ) -> str:
+        """``markdown`` with a URL in each link's placeholder: the target's page when it is
+        written already, else the source's href (and the link deferred to ``relink``)."""
+        pages = await self._pages(session, {link.target for link in links})
+        for link in links:
+            slug = pages.get(link.target)
+            if slug is not None:
+                url = page_url(self.org.slug, locale, link.target.kind, slug, link.fragment)
+            else:
+                url = destination(link.href)
+                if len(self.deferred) < MAX_DEFERRED_LINKS:
+                    self.deferred.append(DeferredLink(kind, source, locale, link, url, updated_at))
+                else:
+                    self.report.warn(Note(source, "answer", kept_issue(link.href)))
+            markdown = markdown.replace(link.placeholder, url)
+        return markdown
+
+    async def relink(self, session: AsyncSession, deferred: list[DeferredLink]) -> None:
+        """The deferred links' targets put in their answers now that every batch is written,
+        through the services (a question gets one revision for it, its source's update time
+        kept); a target still unknown was not imported: its link stays, reported."""
+        pages = await self._pages(session, {d.link.target for d in deferred})
+        by_answer: dict[tuple[str, str, str], list[DeferredLink]] = {}
+        for d in deferred:
+            by_answer.setdefault((d.kind, d.source, d.locale), []).append(d)
+        for (kind, source, locale), links in by_answer.items():
+            new: dict[str, str] = {}
+            for d in links:
+                slug = pages.get(d.link.target)
+                if slug is None:
+                    self.report.warn(Note(source, "answer", kept_issue(d.link.href)))
+                else:
+                    target = d.link.target
+                    new[d.dest] = page_url(
+                        self.org.slug, locale, target.kind, slug, d.link.fragment
+                    )
+            if not new:
+                continue
+            try:
+                async with session.begin_nested():
+                    await self._rewrite(session, kind, source, locale, new, links[0].updated_at)
+            except ServiceError as exc:
+                issue = f"links not rewritten: {exc.code}: {exc.message}"
+                self.report.warn(Note(source, "answer", issue))
+        await self._flush_times(session)
+
+    async def _rewrite(
+        self,
+        session: AsyncSession,
+        kind: str,
+        source: str,
+        locale: str,
+        new: dict[str, str],
+        updated_at: datetime | None,
+    ) -> None:
+        id_ = await self._ref(session, "question", source)
+        if id_ is None:
+            return
+        question = (
+            await session.execute(
+                select(Question).where(Question.id == id_, Question.deleted_at.is_(None))
+            )
+        ).scalar_one_or_none()
+        if question is None:
+            return
+        if kind == "question":
+            answer = _relinked(question.answer, new)
+            if answer != question.answer:
+                await questions.update_question(session, self.org, id_, {"answer": answer})
+                self.touched.add(id_)
+                if updated_at is not None:
+                    self._times[("question", id_)] = (None, updated_at)
+            return
+        translation = (
+            await session.execute(
+                select(QuestionTranslation).where(
+                    QuestionTranslation.question_id == id_, QuestionTranslation.locale == locale
+                )
+            )
+        ).scalar_one_or_none()
+        if translation is None:
+            return
+        answer = _relinked(translation.answer, new)
+        if answer != translation.answer:
+            await translations.write_question_translation(
+                session,
+                self.org,
+                id_,
+                locale,
+                {"title": translation.title, "answer": answer},
+                None,
+                translations.question_digest(question),
+            )
+            self.touched.add(id_)
 
     # ---- sources ----------------------------------------------------------------------------
 
@@ -213,6 +446,13 @@ class Writer:
         self._pending[(kind, source)] = id_
         self._refs[(kind, source)] = id_
         self.touched.add(id_)
+
+    def _link_key(self, item: QuestionItem, id_: str) -> None:
+        """What links name the question by, when not its source (a Help Scout article's
+        number): an ``external_refs`` row of kind ``link``, written with the batch's refs."""
+        if item.link_key is not None and self._refs.get(("link", item.link_key)) != id_:
+            self._pending[("link", item.link_key)] = id_
+            self._refs[("link", item.link_key)] = id_
 
     # ---- categories -------------------------------------------------------------------------
 
@@ -266,6 +506,7 @@ class Writer:
             changes = {k: v for k, v in wanted.items() if now[k] != v}
             if changes:
                 await categories.update_category(session, self.org, current.id, changes)
+            self._keep_times("category", current.id, item, None if changes else current)
             await self._remember(session, "category", item.source, current.id)
             self._categories[item.source] = current.id
             return "updated" if changes else "unchanged"
@@ -287,6 +528,7 @@ class Writer:
         )
         await self._remember(session, "category", item.source, created["id"])
         self._categories[item.source] = created["id"]
+        self._keep_times("category", created["id"], item)
         return "created"
 
     async def _with_free_slug(
@@ -393,7 +635,9 @@ class Writer:
                     }
                 )
                 await questions.update_question(session, self.org, current.id, changes)
+            self._keep_times("question", current.id, item, None if changes else current)
             self.touched.add(current.id)
+            self._link_key(item, current.id)
             return "updated" if changes else "unchanged"
         body: dict[str, Any] = {
             "title": item.title,
@@ -408,6 +652,8 @@ class Writer:
             parsed = QuestionCreate.model_validate({**body, "slug": None})
             question_id = self._new.add(parsed, external_id=item.source)
             await self._remember(session, "question", item.source, question_id)
+            self._link_key(item, question_id)
+            self._keep_times("question", question_id, item)
             return "created"
 
         async def create(slug: str | None) -> dict[str, Any]:
@@ -422,6 +668,8 @@ class Writer:
             session, item, notes, item.slug, QUESTION_SLUG_MAX, create
         )
         await self._remember(session, "question", item.source, public["id"])
+        self._link_key(item, public["id"])
+        self._keep_times("question", public["id"], item)
         return "created"
 
     # ---- translations and settings ----------------------------------------------------------

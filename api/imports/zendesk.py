@@ -22,6 +22,7 @@ from api.imports.items import (
     TranslationItem,
 )
 from api.imports.json_lists import integer, list_prefixes, objects, text, top_level_keys
+from api.imports.times import keep_times
 
 LISTS = {"categories", "sections", "articles", "translations"}
 SOURCE_TYPES = {"Article": "article", "Section": "section", "Category": "category"}
@@ -53,6 +54,7 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
                 parent=parent,
                 order=integer(obj, "position"),
             )
+            keep_times(item, obj.get("created_at"), obj.get("updated_at"))
             locales[source] = text(obj, "source_locale") or text(obj, "locale") or ""
             tree.append((source, parent, item))
             if len(tree) > MAX_CATEGORIES:
@@ -74,7 +76,10 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
             category=_source("section", obj["section_id"]) if obj.get("section_id") else None,
             order=integer(obj, "position"),
         )
-        question.answer = ctx.markdown(text(obj, "body"), source, "answer", question.notes)
+        keep_times(question, obj.get("created_at"), obj.get("updated_at"))
+        question.answer = ctx.markdown(
+            text(obj, "body"), source, "answer", question.notes, question.links
+        )
         yield question
     for n, obj in enumerate(objects(file, list_prefixes("translations"), "translations")):
         found = SOURCE_TYPES.get(text(obj, "source_type") or "")
@@ -98,7 +103,10 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
             fields={},
             status="draft" if obj.get("draft") else "published",
         )
-        body = ctx.markdown(text(obj, "body"), f"{source}/{locale}", "body", translation.notes)
+        links = translation.links if kind == "article" else None
+        body = ctx.markdown(
+            text(obj, "body"), f"{source}/{locale}", "body", translation.notes, links
+        )
         if kind == "article":
             translation.fields = {"title": text(obj, "title") or "", "answer": body}
         else:
