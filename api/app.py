@@ -42,7 +42,7 @@ from api.helpcenter.widget import widget as help_center_widget
 from api.http.binding import Tenancy
 from api.http.docs_ui import configure_docs_ui
 from api.http.fast_path import CachedReads
-from api.http.observability import end_request, health, start_request
+from api.http.observability import end_request, health, note_error, start_request
 from api.http.openapi import FaqOpenAPIProvider
 from api.http.pagination import CursorCodec
 from api.http.rate_limit import RateLimiter
@@ -239,6 +239,7 @@ async def bare_no_content(response: Response) -> Response:
 
 
 def render_error(error: ServiceError) -> Response:
+    note_error(error.code)
     response = Response(
         orjson.dumps(error.body()), status=error.status, content_type="application/json"
     )

@@ -31,6 +31,7 @@ from tasks.db import worker_engine
 from tasks.registry import actor
 from tenancy.audit import AUDIT_EVENT
 from tenancy.orgs import org_schema
+from tenancy.progress import ProgressLog
 from tenancy.queue import enqueue_after_commit
 from tenancy.settings import get_settings
 
@@ -101,14 +102,19 @@ async def backfill_org(
     schema = await org_schema(engine, org_id)
     if schema is None or not (await semantic_status(engine)).available:
         return EmbedCounts()
-    counts = await backfill(engine, schema, embedder or current_embedder())
-    log.info(
-        "embeddings_backfilled",
-        org_id=org_id,
-        embedded=counts.embedded,
-        unchanged=counts.unchanged,
-        deleted=counts.deleted,
-    )
+    embedder = embedder or current_embedder()
+    lines = ProgressLog(log, "embeddings_backfill", org_id=org_id, model=embedder.name)
+    lines.start()
+
+    def progress(done: EmbedCounts) -> None:
+        lines.progress(
+            questions=done.embedded + done.unchanged,
+            embedded=done.embedded,
+            unchanged=done.unchanged,
+        )
+
+    counts = await backfill(engine, schema, embedder, progress=progress)
+    lines.end(embedded=counts.embedded, unchanged=counts.unchanged, deleted=counts.deleted)
     return counts
 
 

@@ -6,7 +6,9 @@ JSON (one object a line, ``tenancy.logging``'s serializer) is the default, for p
 ``FAQ_LOG_FORMAT=console`` (``faq dev`` sets it for every process it runs) renders structlog's
 ``ConsoleRenderer`` instead: for a person at a terminal, in colour when it is one (``NO_COLOR``
 turns colour off). With ``quiet_idle_jobs`` (the worker and the scheduler under ``faq dev``) the
-console leaves out what periodic jobs log when there was nothing to do.
+console leaves out what periodic jobs log when there was nothing to do. The console's request
+line reads ``GET /path 404 2.1 ms route_not_found request_id=3f2a9c1b`` (``readable_requests``:
+the id shortened, at the end; the JSON line keeps every field and the whole id).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import logging
 import os
 import sys
 from collections.abc import MutableMapping
-from typing import Any
+from typing import Any, TextIO
 
 import structlog
 from structlog.typing import Processor
@@ -53,20 +55,63 @@ def drop_idle_jobs(
     return event_dict
 
 
-def _renderer(fmt: str) -> Processor:
+SHORT_ID = 8  # characters of a request id the console shows (the JSON lines keep it whole)
+
+
+def _duration(ms: Any) -> str:
+    if not isinstance(ms, int | float):
+        return str(ms)
+    if ms >= 1000:
+        return f"{ms / 1000:.2f} s"
+    return f"{ms:.1f} ms" if ms < 100 else f"{ms:.0f} ms"
+
+
+def readable_requests(
+    _logger: Any, _method: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    """The console's request line (issue 41): ``GET /api/v1/demo/questions 404 2.1 ms
+    question_not_found``, the path asked (else the route), and the error code of a 4xx/5xx;
+    on every line the request id shortened, at the end."""
+    if event_dict.get("event") == "request" and "status" in event_dict:
+        method = event_dict.pop("method", "")
+        route = event_dict.pop("route", "")
+        path = event_dict.pop("path", None) or route
+        status = event_dict.pop("status")
+        parts = [str(method), str(path), str(status)]
+        if "duration_ms" in event_dict:
+            parts.append(_duration(event_dict.pop("duration_ms")))
+        error = event_dict.pop("error", None)
+        if error:
+            parts.append(str(error))
+        event_dict["event"] = " ".join(parts)
+    request_id = event_dict.pop("request_id", None)
+    if request_id:
+        event_dict["request_id"] = str(request_id)[:SHORT_ID]
+    return event_dict
+
+
+def _renderer(fmt: str, stream: TextIO) -> Processor:
     if fmt == "json":
         return structlog.processors.JSONRenderer(serializer=_dumps)
-    colors = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    colors = stream.isatty() and not os.environ.get("NO_COLOR")
     return structlog.dev.ConsoleRenderer(
-        colors=colors, exception_formatter=structlog.dev.plain_traceback
+        colors=colors,
+        exception_formatter=structlog.dev.plain_traceback,
+        sort_keys=False,  # in the order logged; the request id last (``readable_requests``)
     )
 
 
 def configure_process_logging(
-    level: str = "INFO", *, fmt: str | None = None, quiet_idle_jobs: bool = False
+    level: str = "INFO",
+    *,
+    fmt: str | None = None,
+    quiet_idle_jobs: bool = False,
+    stream: TextIO | None = None,
 ) -> None:
-    """Route structlog and the standard library's logging to stdout in one format (``fmt``,
-    else ``FAQ_LOG_FORMAT``), at ``level``. Safe to call again (it replaces, never adds)."""
+    """Route structlog and the standard library's logging to ``stream`` (stdout unless said:
+    a command whose stdout is its result logs to stderr) in one format (``fmt``, else
+    ``FAQ_LOG_FORMAT``), at ``level``. Safe to call again (it replaces, never adds)."""
+    stream = stream or sys.stdout
     fmt = fmt or log_format()
     numeric = logging.getLevelNamesMapping()[level.upper()]
     timestamper = structlog.processors.TimeStamper(
@@ -75,10 +120,12 @@ def configure_process_logging(
     shared: list[Processor] = [structlog.processors.add_log_level, timestamper]
     if fmt == "console" and quiet_idle_jobs:
         shared.append(drop_idle_jobs)
+    if fmt == "console":
+        shared.append(readable_requests)
     exceptions: list[Processor] = [structlog.processors.format_exc_info] if fmt == "json" else []
-    renderer = _renderer(fmt)
+    renderer = _renderer(fmt, stream)
 
-    handler = logging.StreamHandler(sys.stdout)
+    handler = logging.StreamHandler(stream)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=[structlog.stdlib.add_logger_name, *shared, *exceptions],
@@ -101,7 +148,7 @@ def configure_process_logging(
     structlog.configure(
         processors=[structlog.contextvars.merge_contextvars, *shared, *exceptions, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(),
+        logger_factory=structlog.PrintLoggerFactory(stream),
         # A logger used before a later call (a worker process reconfigures at boot) must
         # take the new format: cache only where the format never changes (JSON).
         cache_logger_on_first_use=fmt == "json",

@@ -122,6 +122,8 @@ class Settings(BaseSettings):
     # Query embeddings kept per process (bytes bound, LRU); 0: off.
     faq_embeddings_query_cache_mb: int = Field(default=16, ge=0)
     faq_log_level: str = "INFO"
+    # Long jobs (imports, embeddings backfills): seconds between two progress lines, at least.
+    faq_progress_log_seconds: float = Field(default=10, ge=0)
 
     @field_validator("faq_trusted_proxies")
     @classmethod

@@ -5,6 +5,7 @@ configuration error is one line, never a traceback; JSON stays the production de
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -160,7 +161,7 @@ def test_faq_dev_speaks_one_format_quietly_and_shares_its_servers(data_dir: Path
     for idle in ("purge_deleted", "purge_history", "analytics_collect", "help_center_views"):
         assert idle not in text, idle
     assert any("Worker process is ready" in line for line in logged)  # Dramatiq's, formatted
-    assert any("route=unmatched" in ln and "path=/no-such-page" in ln for ln in logged)
+    assert any("GET /no-such-page 404" in ln and "route_not_found" in ln for ln in logged)
     assert any("webhook_url_refused" in line for line in logged)
     assert any("delivery_refused" in line and "attempt=1" in line for line in logged)
     assert len(lines) <= 60, text
@@ -272,3 +273,144 @@ def test_make_run_takes_a_port_and_faq_dev_explains_bind() -> None:
     assert "faq dev --bind 127.0.0.1:8000" in default.stdout, default.stdout
     helped = subprocess.run([*FAQ, "dev", "--help"], capture_output=True, text=True, timeout=60)
     assert "--bind HOST:PORT" in helped.stdout and "PORT=8080" in helped.stdout, helped.stdout
+
+
+# ---- issue 41: request lines short enough to read; long jobs say where they are -------------
+
+
+def _serve_console_lines(tmp_path: Path, requests: list[tuple[str, str, dict[str, str]]]) -> str:
+    """A real ``faq serve`` in the console format (the test session's servers): the requests
+    sent, then its output."""
+    port = free_port()
+    out = tmp_path / "serve.log"
+    env = {**os.environ, "FAQ_LOG_LEVEL": "INFO", "FAQ_LOG_FORMAT": "console", "NO_COLOR": "1"}
+    with out.open("wb") as log:
+        serve = subprocess.Popen(
+            [*FAQ, "serve", "--bind", f"127.0.0.1:{port}"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait(lambda: "Running on" in out.read_text(), 120, "the API")
+        for method, path, headers in requests:
+            request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method)
+            for name, value in headers.items():
+                request.add_header(name, value)
+            with contextlib.suppress(urllib.error.HTTPError):
+                urllib.request.urlopen(request, timeout=30).close()
+        _wait(lambda: out.read_text().count(" request_id=") >= len(requests), 20, "the lines")
+    finally:
+        serve.terminate()
+        serve.wait(60)
+    return out.read_text()
+
+
+def test_a_request_line_is_short_with_its_error_code_and_a_short_id(tmp_path: Path) -> None:
+    long_id = "3f2a9c1b" + "0" * 24  # as a proxy sends them: 32 hex characters
+    text = _serve_console_lines(
+        tmp_path,
+        [
+            ("GET", "/healthz", {"X-Request-Id": long_id}),
+            ("GET", "/no-such-page", {}),
+            ("GET", "/api/v1/no-such-org-x/questions", {}),
+            ("POST", "/api/v1/no-such-org-x/questions", {"Content-Type": "application/json"}),
+        ],
+    )
+    lines = [line for line in text.splitlines() if " request_id=" in line]
+    assert all(CONSOLE_LINE.match(line) for line in lines), lines
+    ok = next(line for line in lines if "GET /healthz 200" in line)
+    assert ok.endswith(" request_id=3f2a9c1b"), ok  # shortened, at the end
+    assert long_id not in text
+    missing = next(line for line in lines if "GET /no-such-page 404" in line)
+    assert "route_not_found" in missing, missing
+    unknown = next(line for line in lines if "GET /api/v1/no-such-org-x/questions " in line)
+    status = int(unknown.split("/questions ")[1].split()[0])
+    assert status >= 400 and re.search(r" ms [a-z_]+ request_id=", unknown), unknown
+    for line in lines:
+        path = line.split("] ")[1].split()[1]
+        assert len(line) <= 90 + len(path), line  # the path, and at most 90 more
+        assert "route=" not in line and "duration_ms" not in line, line
+        assert not re.search(r"[0-9a-f]{32}", line), line
+
+
+@pytest.mark.parametrize(
+    ("event", "line"),
+    [
+        (
+            {"event": "request", "method": "GET", "route": "/api/v1/<org>/questions",
+             "path": "/api/v1/demo/questions", "status": 200, "duration_ms": 3.14159,
+             "request_id": "0123456789abcdef0123456789abcdef"},
+            {"event": "GET /api/v1/demo/questions 200 3.1 ms", "request_id": "01234567"},
+        ),
+        (
+            {"event": "request", "method": "POST", "route": "/x", "status": 409,
+             "duration_ms": 1234.5, "error": "slug_conflict", "request_id": "abc"},
+            {"event": "POST /x 409 1.23 s slug_conflict", "request_id": "abc"},
+        ),
+        (
+            {"request_id": "0123456789abcdef", "event": "delivery_refused", "attempt": 1},
+            {"event": "delivery_refused", "attempt": 1, "request_id": "01234567"},
+        ),
+    ],
+)  # fmt: skip
+def test_the_console_request_line(event: dict[str, Any], line: dict[str, Any]) -> None:
+    from tenancy.process_logging import readable_requests
+
+    shown = readable_requests(None, "info", dict(event))
+    assert shown == line and list(shown)[-1] == list(line)[-1]
+
+
+def _log_lines(stderr: str) -> list[dict[str, Any]]:
+    """The JSON log lines of a command's stderr (between the redraws of its progress bar)."""
+    found = []
+    for piece in re.split(r"[\r\n]", stderr):
+        start = piece.find('{"')
+        if start >= 0:
+            with contextlib.suppress(ValueError):
+                found.append(json.loads(piece[start:]))
+    return found
+
+
+async def test_an_import_and_a_backfill_log_start_progress_and_end(
+    org: Any, tmp_path: Path
+) -> None:
+    """``faq import`` of 450 rows (three batches of 200) and ``faq embeddings backfill`` of
+    them, with a progress line allowed as often as wished: a line at the start, one per batch
+    at most (never one per item), one at the end with the counts; stdout stays the report."""
+    import asyncio
+
+    upload = tmp_path / "many.csv"
+    rows = ["title,answer,status"] + [f"Question {n},Answer {n},draft" for n in range(450)]
+    upload.write_text("\n".join(rows) + "\n")
+    env = {**os.environ, "FAQ_LOG_LEVEL": "INFO", "FAQ_PROGRESS_LOG_SECONDS": "0",
+           "FAQ_LOG_FORMAT": "json"}  # fmt: skip
+
+    def faq(*argv: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*FAQ, *argv], env={**env, **extra}, capture_output=True, text=True, timeout=300
+        )
+
+    done = await asyncio.to_thread(faq, "import", org.slug, str(upload), "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["counts"]["created"] == 450
+    lines = [line for line in _log_lines(done.stderr) if line["event"].startswith("import_")]
+    events = [line["event"] for line in lines]
+    assert events == ["import_started", *["import_progress"] * 3, "import_finished"], events
+    assert lines[0]["bytes_total"] == upload.stat().st_size and lines[0]["format"] == "csv"
+    assert [line["items"] for line in lines[1:4]] == [200, 400, 450]
+    assert lines[3]["percent"] == 100
+    assert lines[-1]["status"] == "succeeded" and lines[-1]["created"] == 450
+    assert lines[-1]["seconds"] >= 0
+
+    backfill = await asyncio.to_thread(
+        faq, "embeddings", "backfill", org.slug, FAQ_LOG_FORMAT="console", NO_COLOR="1"
+    )
+    assert backfill.returncode == 0, backfill.stderr
+    assert backfill.stdout.strip().startswith(f"{org.slug}: ")  # the summary alone
+    said = [line for line in backfill.stderr.splitlines() if "embeddings_backfill" in line]
+    assert [CONSOLE_LINE.match(line) is not None for line in said] == [True] * len(said), said
+    kinds = [line.split("] ")[1].split()[0] for line in said]
+    assert kinds == ["embeddings_backfill_started", *["embeddings_backfill_progress"] * 3,
+                     "embeddings_backfill_finished"], said  # fmt: skip
+    assert "questions=450" in said[3] and all(len(line) <= 200 for line in said), said

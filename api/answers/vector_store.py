@@ -11,7 +11,7 @@ then removes other models' rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import bindparam, text
@@ -139,10 +139,15 @@ async def embed_questions(
 
 
 async def backfill(
-    engine: AsyncEngine, schema: str, embedder: Embedder, batch: int = BACKFILL_BATCH
+    engine: AsyncEngine,
+    schema: str,
+    embedder: Embedder,
+    batch: int = BACKFILL_BATCH,
+    progress: Callable[[EmbedCounts], None] | None = None,
 ) -> EmbedCounts:
     """Every live question of the org (``batch`` at a time, keyset order), then the rows of
-    any other model (after a model change), ``batch`` per statement."""
+    any other model (after a model change), ``batch`` per statement; ``progress`` is told the
+    counts so far after each batch."""
     total = EmbedCounts()
     after = ""
     while True:
@@ -153,6 +158,8 @@ async def backfill(
             break
         total.add(await embed_questions(engine, schema, ids, embedder))
         after = ids[-1]
+        if progress is not None:
+            progress(total)
     while True:
         async with tenant_session(engine, schema) as session:
             removed = len(

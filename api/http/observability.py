@@ -8,7 +8,7 @@ from typing import Any
 
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
-from quart import Blueprint, Response, current_app, g, request
+from quart import Blueprint, Response, current_app, g, has_request_context, request
 from quart_schema import hide
 from sqlalchemy import text
 
@@ -56,15 +56,29 @@ def request_id_for(incoming: str) -> str:
     return incoming if 0 < len(incoming) <= 128 and incoming.isprintable() else uuid.uuid4().hex
 
 
+def note_error(code: str) -> None:
+    """The error code this request answers with, for its access log line."""
+    if has_request_context():
+        g.error_code = code
+
+
 def bind_request_id(request_id: str) -> None:
     """The request's id on every log line of the request."""
     structlog.contextvars.clear_contextvars()
     structlog.contextvars.bind_contextvars(request_id=request_id)
 
 
-def observe(method: str, route: str, status: int, elapsed: float, path: str | None = None) -> None:
-    """Count a request in the metrics and write its access log line (with ``path`` when no
-    route matched: the metrics' label stays ``unmatched``, the log says what was asked)."""
+def observe(
+    method: str,
+    route: str,
+    status: int,
+    elapsed: float,
+    path: str | None = None,
+    error: str | None = None,
+) -> None:
+    """Count a request in the metrics and write its access log line: with ``path``, what was
+    asked (the metrics' label is the route, ``unmatched`` when none matched), and with
+    ``error`` the error code a 4xx/5xx answered (issue 41: the console's line says both)."""
     counter = _REQUEST_CHILDREN.get((method, route, status))
     if counter is None:
         counter = _REQUEST_CHILDREN[(method, route, status)] = REQUESTS.labels(
@@ -75,23 +89,14 @@ def observe(method: str, route: str, status: int, elapsed: float, path: str | No
     if latency is None:
         latency = _LATENCY_CHILDREN[(method, route)] = LATENCY.labels(method, route)
     latency.observe(elapsed)
-    if path is None:
-        log.info(
-            "request",
-            method=method,
-            route=route,
-            status=status,
-            duration_ms=round(elapsed * 1000, 2),
-        )
-    else:
-        log.info(
-            "request",
-            method=method,
-            route=route,
-            path=_printable(path[:MAX_LOGGED_PATH]),
-            status=status,
-            duration_ms=round(elapsed * 1000, 2),
-        )
+    fields: dict[str, Any] = {"method": method, "route": route}
+    if path is not None:
+        fields["path"] = _printable(path[:MAX_LOGGED_PATH])
+    fields["status"] = status
+    fields["duration_ms"] = round(elapsed * 1000, 2)
+    if error is not None and status >= 400:
+        fields["error"] = error
+    log.info("request", **fields)
 
 
 async def start_request() -> None:
@@ -104,9 +109,9 @@ async def end_request(response: Response) -> Response:
     response.headers["X-Request-Id"] = g.get("request_id") or uuid.uuid4().hex
     started = g.get("started")
     if started is not None:
-        route = _route()
-        path = request.path if route == "unmatched" else None
-        observe(request.method, route, response.status_code, time.perf_counter() - started, path)
+        elapsed = time.perf_counter() - started
+        error = g.get("error_code")
+        observe(request.method, _route(), response.status_code, elapsed, request.path, error)
     return response
 
 

@@ -58,6 +58,11 @@ async def backfill_orgs(engine: AsyncEngine, slug: str | None) -> list[str]:
 
 def cmd_embeddings_backfill(args: argparse.Namespace) -> int:
     from tenancy.orgs import OrgNotFound
+    from tenancy.process_logging import configure_process_logging
+    from tenancy.settings import get_settings
+
+    # Each org's start, progress and end lines on stderr; stdout is the summary.
+    configure_process_logging(get_settings().faq_log_level, stream=sys.stderr)
 
     async def work(engine: AsyncEngine) -> list[str]:
         return await backfill_orgs(engine, args.slug)

@@ -91,10 +91,15 @@ def cmd_import(args: argparse.Namespace) -> int:
     from api.imports.conversion import NICENESS
     from tenancy.errors import ServiceError
     from tenancy.orgs import OrgNotFound
+    from tenancy.process_logging import configure_process_logging
+    from tenancy.settings import get_settings
 
     # Batch work: the command yields the CPU to requests (of every org) when it is short,
     # as its converter processes do; alone on the machine it runs as fast.
     os.nice(NICENESS)
+    # stdout is the report: the import's start, progress and end lines go to stderr, with
+    # the bar.
+    configure_process_logging(get_settings().faq_log_level, stream=sys.stderr)
 
     async def work(engine: AsyncEngine) -> dict[str, Any]:
         return await import_file(engine, args)

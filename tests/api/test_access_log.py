@@ -1,6 +1,7 @@
 """The access log of a real ``faq serve`` (issue 14 made it cheaper, not different): one JSON
-line per request on stdout with the request's id, method, route, status and duration, its
-level and an ISO timestamp; the other lines of that request carry the same id."""
+line per request on stdout with the request's id (whole), method, route, path, status and
+duration (and a 4xx/5xx's error code, issue 41), its level and an ISO timestamp; the other
+lines of that request carry the same id."""
 
 from __future__ import annotations
 
@@ -18,7 +19,17 @@ from tenancy.embedded import free_port
 
 pytestmark = pytest.mark.slow
 
-FIELDS = {"event", "method", "route", "status", "duration_ms", "request_id", "level", "timestamp"}
+FIELDS = {
+    "event",
+    "method",
+    "route",
+    "path",
+    "status",
+    "duration_ms",
+    "request_id",
+    "level",
+    "timestamp",
+}
 
 
 def test_every_request_logs_one_json_line_with_its_fields(tmp_path: Path) -> None:
@@ -66,8 +77,10 @@ def test_every_request_logs_one_json_line_with_its_fields(tmp_path: Path) -> Non
     ours = [line for line in lines if line.get("request_id") in ("abc-123", "abc-404")]
     assert len(ours) == 2, ours
     ok, missing_line = ours
-    assert set(ok) == FIELDS and set(missing_line) == FIELDS | {"path"}
+    assert set(ok) == FIELDS and set(missing_line) == FIELDS | {"error"}
     assert missing_line["path"] == "/nowhere"  # issue 32: a 404's line says which path
+    assert missing_line["error"] == "route_not_found"  # issue 41: and the error code
+    assert ok["path"] == "/healthz"
     assert ok["event"] == "request" and ok["level"] == "info"
     assert (ok["method"], ok["route"], ok["status"]) == ("GET", "/healthz", 200)
     assert (missing_line["route"], missing_line["status"]) == ("unmatched", 404)

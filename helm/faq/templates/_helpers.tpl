@@ -59,6 +59,7 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- define "faq.configData" -}}
 FAQ_ENV: {{ .Values.config.env | quote }}
 FAQ_LOG_LEVEL: {{ .Values.config.logLevel | quote }}
+FAQ_PROGRESS_LOG_SECONDS: {{ .Values.config.progressLogSeconds | toString | quote }}
 FAQ_PUBLISH_SWEEP_SECONDS: {{ .Values.config.publishSweepSeconds | toString | quote }}
 FAQ_OUTBOX_SWEEP_SECONDS: {{ .Values.config.outboxSweepSeconds | toString | quote }}
 FAQ_WEBHOOK_TIMEOUT_SECONDS: {{ .Values.config.webhookTimeoutSeconds | toString | quote }}
