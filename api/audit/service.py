@@ -34,6 +34,10 @@ from tenancy.clock import iso
 from tenancy.db import read_rows
 
 EXPORT_BATCH = 500  # entries of one export read, at most
+# The text PostgreSQL measures for one planning read, about: a log of huge entries is planned
+# a few at a time (each size is its JSON turned into text), so no read runs for long.
+EXPORT_PLAN_BYTES = 32 * 2**20
+EXPORT_FIRST_PLAN = 50  # entries planned first, before their sizes are known
 EXPORT_BATCH_BYTES = 2 * 2**20  # their NDJSON, at most (an entry larger is a batch of its own)
 # An entry's line beyond its columns' text: the keys, quotes and commas, ``createdAt``.
 LINE_OVERHEAD = 160
@@ -175,13 +179,22 @@ def _groups(planned: Sequence[Any], budget: int) -> list[list[str]]:
     return groups
 
 
+def next_plan_limit(planned: Sequence[Any]) -> int:
+    """How many entries the next planning read measures: as many as ``EXPORT_PLAN_BYTES``
+    holds at the sizes just seen (at least 1, at most ``EXPORT_BATCH``)."""
+    average: int = max(1, sum(int(row.size) for row in planned) // max(1, len(planned)))
+    return max(1, min(EXPORT_BATCH, EXPORT_PLAN_BYTES // average))
+
+
 async def export_lines(
     session: AsyncSession, filters: list[ColumnElement[bool]]
 ) -> AsyncIterator[bytes]:
     """The entries matching ``filters`` as NDJSON, oldest first, one batch at a time.
 
     Each step reads the keys and sizes (measured by PostgreSQL, which never sends the text
-    for it) of the next ``EXPORT_BATCH`` entries, keyed on the last entry planned; then the
+    for it) of the next entries, keyed on the last entry planned (``EXPORT_FIRST_PLAN``, then
+    as many as ``EXPORT_PLAN_BYTES`` holds at the sizes seen, at most ``EXPORT_BATCH``: a log
+    of huge entries is measured a few at a time, so no read runs for long); then the
     entries themselves by id, in groups of at most ``EXPORT_BATCH_BYTES``, each group one
     chunk of the body. Every read is one of its own (``read_rows``: no transaction held
     between them), and entries never change once written, so a size read is the size sent:
@@ -191,21 +204,23 @@ async def export_lines(
         plan = select(OrgAuditEntry.id, OrgAuditEntry.created_at, _LINE_OCTETS.label("size")).where(
             *filters
         )
+        limit = EXPORT_FIRST_PLAN
         while True:
             page = plan
             if after is not None:
                 page = page.where(
                     tuple_(OrgAuditEntry.created_at, OrgAuditEntry.id) > tuple_(*after)
                 )
-            page = page.order_by(OrgAuditEntry.created_at, OrgAuditEntry.id).limit(EXPORT_BATCH)
+            page = page.order_by(OrgAuditEntry.created_at, OrgAuditEntry.id).limit(limit)
             planned = (await read_rows(session, page)).all()
             for ids in _groups(planned, EXPORT_BATCH_BYTES):
                 rows = (await read_rows(session, _BY_IDS, {"ids": ids})).all()
                 if rows:  # purged meanwhile: nothing to send
                     yield b"".join(orjson.dumps(entry_public(r)) + b"\n" for r in rows)
-            if len(planned) < EXPORT_BATCH:
+            if len(planned) < limit:
                 return
             after = (planned[-1].created_at, planned[-1].id)
+            limit = next_plan_limit(planned)
     finally:
         await session.close()
 
