@@ -9,6 +9,7 @@ served in the locale (the lexical leg of ``/answers``, published questions only)
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,14 +103,82 @@ async def _related(
 
 
 RELATED = 5  # "Related questions" on a help-center question page
+# A neighbour by words scores at least this share of the question's own score (its title's
+# words against itself): one common word shared is not a relation (issue 41).
+RELATED_WORDS_FLOOR = 0.3
+
+
+# The words that make a title a question ("How do I...", "Comment ...") say nothing of what
+# it is about: two titles sharing only them are not related. PostgreSQL's stop words drop
+# some (English "how", "what"), not all ("comment" in French); per language, lower case.
+_QUESTION_WORDS = {
+    "en": "how what why when where which who whom whose can could do does did is are was were "
+    "should would will may might i my me we our you your it",
+    "fr": "comment pourquoi quand où quel quelle quels quelles qui que quoi qu est ce combien "
+    "puis je peut on peux dois faut il mon ma mes",
+    "de": "wie was warum wann wo welche welcher welches wer kann können ich mein meine ist "
+    "sind gibt es",
+    "es": "cómo como qué que por porqué cuándo cuando dónde donde cuál cuáles quién puedo "
+    "puede mi mis es hay",
+    "it": "come cosa perché quando dove quale quali chi posso può mio mia è",
+    "pt": "como que quê porque quando onde qual quais quem posso pode meu minha é",
+    "nl": "hoe wat waarom wanneer waar welke wie kan kun ik mijn is",
+}
+QUESTION_WORDS = {language: frozenset(words.split()) for language, words in _QUESTION_WORDS.items()}
+_WORD = re.compile(r"[^\W_]+")
+
+
+def topic_words(title: str, locale: str) -> str:
+    """``title`` without its language's ``QUESTION_WORDS``."""
+    dropped = QUESTION_WORDS.get(_language(locale), frozenset())
+    return " ".join(w for w in _WORD.findall(title) if w.lower() not in dropped)
+
+
+async def _related_by_words(
+    session: AsyncSession, question_id: str, title: str, locale: str
+) -> list[tuple[str, float]]:
+    vocabulary = await vocabulary_of(session, locale)
+    terms = await terms_of(session, topic_words(title, locale), locale, vocabulary)
+    hits = await lexical.search(
+        session, terms.lexemes, locale=locale, vocabulary=vocabulary, category_ids=None
+    )
+    own = next((h.score for h in hits if h.question_id == question_id), 0.0)
+    if own <= 0:
+        return []
+    return [
+        (h.question_id, h.score / own)
+        for h in hits
+        if h.question_id != question_id and h.score >= RELATED_WORDS_FLOOR * own
+    ]
+
+
+def _language(tag: str) -> str:
+    return tag.split("-")[0].lower()
 
 
 async def related_for_readers(
     session: AsyncSession, question_id: str, locale: str, limit: int = RELATED
 ) -> list[dict[str, Any]]:
-    """The help center's "Related questions" of a published question: published ones only,
-    as ``{"slug", "title"}`` in ``locale``."""
-    found = await similar_questions(
-        session, question_id, locale, limit, published_only=True, drafts=False
+    """The help center's "Related questions" of a published question, as ``{"slug",
+    "title"}``: published ones, by meaning (``MIN_SIMILARITY``), else by words
+    (``RELATED_WORDS_FLOOR``), and only those served in the page's language (a question not
+    translated into it is not listed on its page). None rather than noise (issue 41)."""
+    question = await load(session, question_id)
+    found = [
+        (qid, score)
+        for qid, score in await _related(session, question.id, locale, limit * 2)
+        if score >= MIN_SIMILARITY
+    ]
+    if not found:
+        title = await _served_title(session, question.id, question.title, locale)
+        found = await _related_by_words(session, question.id, title, locale)
+    served = await served_questions(
+        session, [qid for qid, _ in found], locale, published_only=True, drafts=False
     )
-    return [{"slug": s.question["slug"], "title": s.question["title"]} for s in found]
+    language = _language(locale)
+    shown = [
+        served[qid]
+        for qid, _ in found
+        if qid in served and _language(str(served[qid]["locale"])) == language
+    ]
+    return [{"slug": q["slug"], "title": q["title"]} for q in shown[:limit]]

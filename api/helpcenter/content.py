@@ -29,6 +29,7 @@ SEARCH_RESULTS = 20
 MAX_QUERY = 200  # the API's limit on q
 POPULAR = 10
 POPULAR_DAYS = 30
+SECTION_PREVIEW = 3  # a section's first questions shown on its parent's page
 SITEMAP_BATCH = 500  # questions read per query of a sitemap page (keyset, by id)
 
 VIEWS = table("question_views_daily", column("question_id"), column("day"), column("views"))
@@ -40,11 +41,35 @@ class Node:
     children: list[Node] = field(default_factory=list)
 
 
-async def all_categories(session: AsyncSession, locale: str) -> list[dict[str, Any]]:
+async def all_categories(
+    session: AsyncSession, locale: str, *, published_only: bool = False
+) -> list[dict[str, Any]]:
+    """The categories served in ``locale``; ``published_only``: their ``questionCount``
+    counts published questions only (what a visitor can see)."""
     items, _ = await categories.list_categories(
-        session, limit=MAX_CATEGORIES, after=None, q=None, locale=locale
+        session,
+        limit=MAX_CATEGORIES,
+        after=None,
+        q=None,
+        locale=locale,
+        published_only=published_only,
     )
     return items
+
+
+def visible_counts(items: list[dict[str, Any]]) -> dict[str, int]:
+    """Per category, the published questions in it and its sub-categories at any depth
+    (``items`` read with ``published_only``): the number a category card shows."""
+    by_id = {c["id"]: c for c in items}
+    counts = dict.fromkeys(by_id, 0)
+    for item in items:
+        category_id: str | None = item["id"]
+        seen: set[str] = set()
+        while category_id is not None and category_id in by_id and category_id not in seen:
+            seen.add(category_id)
+            counts[category_id] += int(item["questionCount"])
+            category_id = by_id[category_id]["parentId"]
+    return counts
 
 
 def tree(items: list[dict[str, Any]]) -> list[Node]:
@@ -85,8 +110,9 @@ def _served(locale: str) -> Any:
 
 
 async def popular(session: AsyncSession, locale: str) -> list[dict[str, Any]]:
-    """The most viewed published questions of the last 30 days (views summed per question),
-    else the most recently published ones: ``[{"id", "slug", "title"}]``."""
+    """The most viewed published questions of the last 30 days (views summed per question):
+    ``[{"id", "slug", "title"}]``; none viewed, none (issue 41: never the newest rows in
+    their place)."""
     since = utcnow().date() - timedelta(days=POPULAR_DAYS - 1)
     views = (
         select(VIEWS.c.question_id, func.sum(VIEWS.c.views).label("views"))
@@ -101,11 +127,6 @@ async def popular(session: AsyncSession, locale: str) -> list[dict[str, Any]]:
         .limit(POPULAR)
     )
     rows = (await session.execute(stmt)).all()
-    if not rows:
-        recent = _served(locale).order_by(
-            Question.published_at.desc().nulls_last(), Question.id.desc()
-        )
-        rows = (await session.execute(recent.limit(POPULAR))).all()
     return [{"id": r.id, "slug": r.slug, "title": r.title} for r in rows]
 
 
@@ -164,6 +185,35 @@ async def category_questions(
         drafts=False,
     )
     return category, items
+
+
+async def first_questions(
+    session: AsyncSession, category_ids: list[str], locale: str, per_category: int
+) -> dict[str, list[dict[str, Any]]]:
+    """The first ``per_category`` published questions of each category (the list's order:
+    ``order``, then id), served in ``locale``: ``{category_id: [{"slug", "title"}]}``."""
+    if not category_ids:
+        return {}
+    rank = (
+        func.row_number()
+        .over(partition_by=Question.category_id, order_by=(Question.sort_order, Question.id))
+        .label("rank")
+    )
+    ranked = (
+        _served(locale)
+        .add_columns(Question.category_id, rank)
+        .where(Question.category_id.in_(category_ids))
+        .subquery()
+    )
+    stmt = (
+        select(ranked.c.category_id, ranked.c.slug, ranked.c.title)
+        .where(ranked.c.rank <= per_category)
+        .order_by(ranked.c.category_id, ranked.c.rank)
+    )
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in (await session.execute(stmt)).all():
+        out.setdefault(row.category_id, []).append({"slug": row.slug, "title": row.title})
+    return out
 
 
 async def search(

@@ -13,15 +13,21 @@
 - ``visible_categories``: the categories a visitor sees, those with a published question in
   their subtree (an empty category, the automatic "Uncategorized" among them, is hidden at
   every depth, and its page is a 404).
+- ``shown_date``: a date as the visitor's locale writes it (CLDR's long format, by Babel) and
+  as ``<time datetime>`` reads it (issue 41: "Updated <date>" on a question page).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
+from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from babel import Locale, UnknownLocaleError
+from babel.dates import format_date
 from markupsafe import Markup
 from quart import Response, g, render_template, request
 
@@ -84,6 +90,7 @@ def site_context(org: OrgRecord, locale: str) -> dict[str, Any]:
     hc = org.help_center
     logo = hc_settings.logo_path(hc)
     legal = hc.get("legalText")
+    shown = hc_settings.public(hc, "")
     return {
         "title": site_title(org),
         "base": f"/hc/{org.slug}/{locale}",
@@ -95,6 +102,8 @@ def site_context(org: OrgRecord, locale: str) -> dict[str, Any]:
         "header_links": _links(hc.get("headerLinks")),
         "footer_links": _links(hc.get("footerLinks")),
         "legal_lines": legal.split("\n") if isinstance(legal, str) and legal else [],
+        "contact_url": shown["contactUrl"],
+        "icons": shown["categoryIcons"],
     }
 
 
@@ -118,6 +127,24 @@ def page_context(org: OrgRecord, locale: str, rest: str, query: str = "") -> dic
         "q": "",
         "_": labels(org, locale),
     }
+
+
+@lru_cache(maxsize=2048)
+def _date_locale(tag: str) -> Locale:
+    try:
+        return Locale.parse(tag, sep="-")
+    except (ValueError, UnknownLocaleError):
+        return Locale("en")
+
+
+def shown_date(tag: str, iso: str) -> dict[str, str] | None:
+    """``{"text", "datetime"}`` of an ISO timestamp in locale ``tag`` (``28 novembre 2026``
+    and ``2026-11-28``), or None when it does not parse."""
+    try:
+        day = datetime.fromisoformat(iso).date()
+    except (TypeError, ValueError):
+        return None
+    return {"text": format_date(day, "long", locale=_date_locale(tag)), "datetime": str(day)}
 
 
 def search_items(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

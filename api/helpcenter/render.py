@@ -20,7 +20,8 @@ never waits behind an answer.
 
 Also the colours of an org's theme (``theme_variables``): the text on the primary colour is
 black or white, whichever contrasts more, and links use the primary colour only when it is
-readable on white (WCAG AA, 4.5:1)."""
+readable on white (WCAG AA, 4.5:1), and in dark mode only when readable on the dark
+background."""
 
 from __future__ import annotations
 
@@ -246,10 +247,21 @@ def contrast(a: str, b: str) -> float:
     return (la + 0.05) / (lb + 0.05)
 
 
+DARK_BACKGROUND = "#15171a"  # the pages' background in dark mode (static/hc.css)
+DARK_CARD = "#1b1d21"  # a card's, in dark mode
+
+
 def theme_variables(primary: str) -> str:
-    """CSS custom properties of an org's theme (``#rrggbb`` in, validated by the settings)."""
+    """CSS custom properties of an org's theme (``#rrggbb`` in, validated by the settings);
+    ``--hc-link-dark``: links in dark mode (``prefers-color-scheme``), the primary colour
+    only when it is readable on the dark cards and background (issue 41)."""
     on_primary = (
         "#ffffff" if contrast(primary, "#ffffff") >= contrast(primary, "#000000") else "#000000"
     )
     link = primary if contrast(primary, "#ffffff") >= 4.5 else "#1a4f99"
-    return f":root{{--hc-primary:{primary};--hc-on-primary:{on_primary};--hc-link:{link}}}\n"
+    readable = min(contrast(primary, DARK_BACKGROUND), contrast(primary, DARK_CARD)) >= 4.5
+    dark_link = primary if readable else "#8ab4f8"
+    return (
+        f":root{{--hc-primary:{primary};--hc-on-primary:{on_primary};--hc-link:{link};"
+        f"--hc-link-dark:{dark_link}}}\n"
+    )

@@ -47,7 +47,7 @@ from api.helpcenter import content, pages, sitemaps
 from api.helpcenter.assets import assets
 from api.helpcenter.pages import BASE_CSS, error_page, page_context, primary_color, site_title
 from api.helpcenter.render import DOCUMENTS, answer_html, off_loop, theme_variables
-from api.helpcenter.urls import OtherSpelling, PageNotFound, page_locale
+from api.helpcenter.urls import OtherSpelling, PageNotFound, encoded_url, page_locale
 from api.helpcenter.visitors import VISITOR_COOKIE, valid_visitor_token
 from api.http.authentication import visitor
 from api.http.binding import client_address, tenancy
@@ -245,9 +245,20 @@ async def no_org() -> Response:
 
 
 @hc.get("/<org_slug>")
+@hc.get("/<org_slug>/")
 async def root(org_slug: str) -> Any:
+    """``/hc/{org}`` and ``/hc/{org}/`` (the form the README prints): the default locale's
+    home (302: the default locale may change)."""
     org = await enabled_org(org_slug)
     return redirect(f"/hc/{org.slug}/{org.default_locale}", 302)
+
+
+@hc.get("/<org_slug>/<locale>/")
+async def home_slash(org_slug: str, locale: str) -> Any:
+    """``/hc/{org}/{locale}/``: 301 to the home's one URL (no trailing slash)."""
+    org = await enabled_org(org_slug)
+    tag = page_locale(org, locale)
+    return redirect(encoded_url(f"/hc/{org.slug}/{tag}"), 301)
 
 
 @hc.get("/<org_slug>/theme.css")
@@ -331,13 +342,15 @@ async def home(org_slug: str, locale: str) -> Response:
 
     async def build() -> tuple[bytes, dict[str, str]]:
         async with _session(org) as session:
-            items = await content.all_categories(session, tag)
+            items = await content.all_categories(session, tag, published_only=True)
             shown = await content.categories_with_published(session)
             popular = await content.popular(session, tag)
+        visible = pages.visible_categories(items, shown)
         body = await render_template(
             "hc/home.html",
             **page_context(org, tag, ""),
-            tree=content.tree(pages.visible_categories(items, shown)),
+            cards=content.tree(visible),
+            counts=content.visible_counts(visible),
             popular=popular,
         )
         return body.encode(), {}
@@ -354,18 +367,23 @@ async def category(org_slug: str, locale: str, slug: str) -> Response:
         async with _session(org) as session:
             found, questions = await content.category_questions(session, slug, tag)
             items = pages.visible_categories(
-                await content.all_categories(session, tag),
+                await content.all_categories(session, tag, published_only=True),
                 await content.categories_with_published(session),
             )
-        if not any(c["id"] == found["id"] for c in items):
-            raise PageNotFound()  # no published question in it, at any depth: hidden
-        children = [n for n in _subtree(content.tree(items), found["id"])]
+            if not any(c["id"] == found["id"] for c in items):
+                raise PageNotFound()  # no published question in it, at any depth: hidden
+            children = _subtree(content.tree(items), found["id"])
+            previews = await content.first_questions(
+                session, [n.category["id"] for n in children], tag, content.SECTION_PREVIEW
+            )
         body = await render_template(
             "hc/category.html",
             **page_context(org, tag, f"/categories/{found['slug']}"),
             category=found,
             crumbs=content.ancestors(items, found["id"]),
             children=children,
+            counts=content.visible_counts(items),
+            previews=previews,
             questions=questions,
         )
         return body.encode(), {}
@@ -403,6 +421,7 @@ async def question(org_slug: str, locale: str, slug: str) -> Response:
             feedback_slot=Markup(FEEDBACK_MARKER),  # noqa: S704 - a constant
             markdown_url=f"/hc/{org.slug}/{tag}/questions/{found['slug']}.md",
             related=related,
+            updated=pages.shown_date(tag, found["updatedAt"]),
         )
         return body.encode(), {QUESTION_HEADER: f"{found['id']} {tag} {found['slug']}"}
 

@@ -1,27 +1,32 @@
 """The help center's settings (issue 16): ``{"enabled", "title", "primaryColor",
-"externalImages", "headerLinks", "footerLinks", "legalText", "labels"}`` and the read-only
-``logoUrl`` (issue 32), stored in ``shared.organizations.help_center`` (jsonb). Off by default; the
-title defaults to the org's name and the colour to ``DEFAULT_COLOR``; ``externalImages``
-(issue 26) is off by default: an answer's image from another host is shown as a link to it
-(``api.helpcenter.render``), and the pages' Content-Security-Policy allows images only from
-the service. Validation names the field as the client sent it (``helpCenter.primaryColor``).
+"externalImages", "headerLinks", "footerLinks", "legalText", "labels", "contactUrl",
+"categoryIcons"}`` and the read-only ``logoUrl`` (issue 32), stored in
+``shared.organizations.help_center`` (jsonb). Off by default; the title defaults to the org's
+name and the colour to ``DEFAULT_COLOR``; ``externalImages`` (issue 26) is off by default: an
+answer's image from another host is shown as a link to it (``api.helpcenter.render``), and
+the pages' Content-Security-Policy allows images only from the service. Validation names the
+field as the client sent it (``helpCenter.primaryColor``).
 
 Theming within safe bounds (issue 32): links (``{"label", "url"}``, http(s), mailto or a path
 on this host) in the header and the footer, a plain legal text under the footer, per-label
 overrides of the pages' words (``labels``: ``{key: {locale: text}}``, keys of
 ``api.helpcenter.i18n.LABELS``), and a logo uploaded apart (``PUT /settings/help-center/logo``:
-the stored ``logo`` is its digest and type, shown as ``logoUrl``). Nothing an org sets is CSS
-or script: every value is text, escaped on the pages."""
+the stored ``logo`` is its digest and type, shown as ``logoUrl``). Issue 41: ``contactUrl``,
+the "Still need help?" link after search results and answers (an http(s) URL; none, no link),
+and ``categoryIcons``, an emoji per category card (``{categoryId: emoji}``). Nothing an org
+sets is CSS or script: every value is text, escaped on the pages."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
 from api.errors import ValidationFailed, field_error
 from api.helpcenter.i18n import LABELS, MAX_OVERRIDE, template_problem
 from api.locales import canonical_tag
+from tenancy.ids import looks_like_id
 
 FIELD = "helpCenter"
 DEFAULT_COLOR = "#1f5fbf"
@@ -29,7 +34,7 @@ MAX_TITLE = 120
 COLOR = re.compile(r"#[0-9a-fA-F]{6}")
 KNOWN = (
     "enabled", "title", "primaryColor", "externalImages", "headerLinks", "footerLinks",
-    "legalText", "labels",
+    "legalText", "labels", "contactUrl", "categoryIcons",
 )  # fmt: skip
 BOOLEANS = ("enabled", "externalImages")  # false unless set to true
 LOGO = "logo"  # {"digest", "type"}: set by the logo upload only, kept by every PATCH
@@ -40,6 +45,12 @@ MAX_URL = 2000
 MAX_LEGAL_TEXT = 1000
 MAX_LABEL_LOCALES = 100  # overrides of one label (the plans' largest locale cap)
 LINK_SCHEMES = ("https://", "http://", "mailto:")
+WEB_SCHEMES = ("https://", "http://")  # the contact URL's (issue 41)
+MAX_CATEGORY_ICONS = 500  # the help center's categories (``content.MAX_CATEGORIES``)
+MAX_ICON = 16  # code points of one icon: an emoji with its modifiers and joiners
+# What an icon's code points may be: symbols (emoji), marks and format characters (variation
+# selectors, zero-width joiners, skin tones, tags); never a letter, digit or space.
+ICON_CATEGORIES = frozenset({"So", "Sk", "Mn", "Me", "Cf"})
 LOGO_TYPES = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "image/gif": "gif"}
 
 
@@ -68,6 +79,8 @@ def public(stored: Mapping[str, Any] | None, org_name: str, slug: str = "") -> d
         "footerLinks": list(stored.get("footerLinks") or []),
         "legalText": stored.get("legalText") or None,
         "labels": dict(stored.get("labels") or {}),
+        "contactUrl": stored.get("contactUrl") or None,
+        "categoryIcons": dict(stored.get("categoryIcons") or {}),
         "logoUrl": _logo_url(stored, slug),
     }
 
@@ -149,7 +162,46 @@ def merged(stored: Mapping[str, Any] | None, sent: Any) -> dict[str, Any]:
             out["labels"] = labels
         else:
             out.pop("labels", None)
+    if "contactUrl" in sent:
+        contact = sent["contactUrl"]
+        if contact is None or contact == "":
+            out.pop("contactUrl", None)
+        else:
+            out["contactUrl"] = _web_url("contactUrl", contact)
+    if "categoryIcons" in sent:
+        icons = _icons(out.get("categoryIcons"), sent["categoryIcons"])
+        if icons:
+            out["categoryIcons"] = icons
+        else:
+            out.pop("categoryIcons", None)
     out.setdefault("enabled", False)
+    return out
+
+
+def _icons(stored: Any, sent: Any) -> dict[str, str]:
+    """``{categoryId: emoji}`` merged into the stored icons (a null or "" icon drops it; a
+    null map drops them all): an icon is one emoji (symbols, marks and joiners only, at most
+    ``MAX_ICON`` code points), shown as text beside the category's card."""
+    if sent is None:
+        return {}
+    if not isinstance(sent, dict):
+        raise _refuse("categoryIcons", "must be an object of category id: emoji")
+    out = dict(stored) if isinstance(stored, dict) else {}
+    for key, icon in sent.items():
+        if not isinstance(key, str) or not looks_like_id(key, "cat"):
+            raise _refuse("categoryIcons", f"{str(key)[:40]!r} is not a category id")
+        name = f"categoryIcons.{key}"
+        if icon is None or icon == "":
+            out.pop(key, None)
+            continue
+        if not isinstance(icon, str) or len(icon) > MAX_ICON:
+            raise _refuse(name, f"must be one emoji (at most {MAX_ICON} code points)")
+        kinds = [unicodedata.category(c) for c in icon]
+        if any(k not in ICON_CATEGORIES for k in kinds) or "So" not in kinds:
+            raise _refuse(name, "must be one emoji (no letters, digits or spaces)")
+        out[key] = icon
+    if len(out) > MAX_CATEGORY_ICONS:
+        raise _refuse("categoryIcons", f"at most {MAX_CATEGORY_ICONS} icons")
     return out
 
 
@@ -187,6 +239,17 @@ def _url(name: str, value: Any) -> str:
     if not (absolute or path):
         raise _refuse(name, "must start with https://, http://, mailto: or /")
     return value
+
+
+def _web_url(name: str, value: Any) -> str:
+    """An ``https://`` or ``http://`` URL with a host (the "Still need help?" link)."""
+    url = _url(name, value)
+    lowered = url.lower()
+    scheme = next((s for s in WEB_SCHEMES if lowered.startswith(s)), None)
+    host = url[len(scheme) :].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0] if scheme else ""
+    if not host or host.startswith("@") or host.endswith("@"):
+        raise _refuse(name, "must be an http(s) URL with a host: https://acme.example/contact")
+    return url
 
 
 def _links(name: str, value: Any, cap: int) -> list[dict[str, str]]:

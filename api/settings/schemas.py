@@ -25,8 +25,9 @@ class SettingsUpdate(RequestBody):
     default_locale: str | None = None
     locales: list[str] | None = Field(default=None, max_length=MAX_LOCALES)
     # {"enabled": bool, "title": str, "primaryColor": "#rrggbb", "externalImages": bool,
-    # "headerLinks", "footerLinks", "legalText", "labels"}, any of them (a partial update);
-    # validated by ``api.settings.help_center`` so errors name ``helpCenter.<field>``.
+    # "headerLinks", "footerLinks", "legalText", "labels", "contactUrl", "categoryIcons"},
+    # any of them (a partial update); validated by ``api.settings.help_center`` so errors
+    # name ``helpCenter.<field>``.
     help_center: dict[str, Any] | None = None
     # Issue 30: {"requireReview": bool} (``api.settings.workflow_part``).
     workflow: WorkflowPatch | None = None
@@ -47,6 +48,12 @@ class HelpCenterOut(ResponseModel):
     legal_text: str | None = None
     labels: dict[str, dict[str, str]] = {}
     logo_url: str | None = None
+    # Issue 41: the "Still need help?" link after search results and answers (http(s); null:
+    # no link).
+    contact_url: str | None = None
+    # Issue 41: an icon per category card of the help center's home, {categoryId: emoji}
+    # (symbols, marks and joiners only; a null or "" icon drops it).
+    category_icons: dict[str, str] = {}
 
 
 class SettingsOut(ResponseModel):

@@ -39,6 +39,9 @@ def off(org: OrgClient) -> dict[str, Any]:
         "legalText": None,
         "labels": {},
         "logoUrl": None,
+        # The "Still need help?" link and the category cards' icons (issue 41).
+        "contactUrl": None,
+        "categoryIcons": {},
     }
 
 
@@ -313,6 +316,9 @@ async def test_help_center_is_off_by_default_and_patched_in_parts(org: OrgClient
         "legalText": None,
         "labels": {},
         "logoUrl": None,
+        # The "Still need help?" link and the category cards' icons (issue 41).
+        "contactUrl": None,
+        "categoryIcons": {},
     }
     assert (await r.get_json())["data"]["helpCenter"] == want
     got = await settings(org)
