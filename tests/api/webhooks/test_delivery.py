@@ -483,11 +483,18 @@ async def test_a_slow_receiver_does_not_delay_others(org_factory, receiver: Rece
 
 
 async def test_connections_are_reused(org, endpoint: Endpoint):
+    """Sequential deliveries to one receiver share a kept-alive connection. (An attempt the
+    2 s test timeout cut on a loaded machine closes its connection and its retry opens
+    another: so the check is that some connection carried several requests, not that
+    there were few connections.)"""
+    from collections import Counter
+
     hook = await create_webhook(org, endpoint.url, events=["category.created"])
-    for i in range(4):
+    for i in range(6):
         await org.post(f"/webhooks/{hook['id']}/test")
         await endpoint.wait_for(i + 1)
-    assert len({r.peer for r in endpoint.requests}) < 4
+    per_connection = Counter(r.peer for r in endpoint.requests)
+    assert max(per_connection.values()) >= 2, per_connection
 
 
 async def test_a_name_is_resolved_and_sent_with_sni(org, receiver: Receiver, processes: Processes):
