@@ -16,16 +16,22 @@ serves the same paths):
   ``sections/{id}``, ``categories/{id}`` alike.
 - Intercom: ``/{workspace}/{locale}/articles/{id}-{title}``, ``.../collections/{id}-...``.
 - Help Scout Docs: ``/article/{number}-{slug}`` (the article's ``number``, not its id).
+- A zip of Markdown files: a relative link to another ``.md`` file of the zip
+  (``../Billing/pay.md#fees``), found by markdown-it-py's parser (the placeholder put in
+  the destination as written: ``](dest)``, ``](<dest>)``, ``[ref]: dest``).
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
+
+from markdown_it import MarkdownIt
 
 PLACEHOLDER_HOST = "import-link.invalid"  # .invalid: RFC 2606, no real link has it
 MAX_HREF = 2000  # characters of an href looked at (a longer one is no article's URL)
@@ -143,3 +149,64 @@ def page_url(org_slug: str, locale: str, kind: str, slug: str, fragment: str) ->
 
 def kept_issue(href: str) -> str:
     return f"link to {href[:300]} kept: its target was not imported"
+
+
+def markdown_file_key(path: str) -> str:
+    """The key a Markdown file of a zip is linked by (``external_refs`` kind ``link``): its
+    path without ``.md``, whatever ``externalId`` its front matter gives it."""
+    return f"markdown:{path.removesuffix('.md')}"
+
+
+def _markdown_target(path: str, href: str) -> tuple[Target, str] | None:
+    """The file of the zip a relative link of the file ``path`` names, and its fragment."""
+    if len(href) > MAX_HREF:
+        return None
+    try:
+        url = urlsplit(href)
+    except ValueError:
+        return None
+    if url.scheme or url.netloc or not url.path.lower().endswith(".md"):
+        return None
+    linked = unquote(url.path)
+    base = "" if linked.startswith("/") else posixpath.dirname(path)
+    resolved = posixpath.normpath(posixpath.join(base, linked.lstrip("/")))
+    if resolved.startswith("../") or resolved == "..":
+        return None
+    return Target("question", "link", markdown_file_key(resolved)), url.fragment
+
+
+def markdown_links(markdown: str, path: str) -> tuple[str, list[Link]]:
+    """``markdown`` (the file ``path`` of a zip) with a placeholder in each link to another
+    Markdown file of the zip, and those links."""
+    if "](" not in markdown and "]:" not in markdown:
+        return markdown, []
+    hrefs: set[str] = set()
+    for token in MarkdownIt("commonmark").parse(markdown):
+        for child in token.children or []:
+            href = child.attrGet("href") if child.type == "link_open" else None
+            if isinstance(href, str):
+                hrefs.add(href)
+    links: list[Link] = []
+    prefix = ""
+    markdown += "\n"  # a definition on the last line ends as the others do
+    for href in sorted(hrefs):
+        found = _markdown_target(path, href)
+        if found is None:
+            continue
+        prefix = prefix or new_placeholder_prefix()
+        placeholder = f"{prefix}{len(links)}"
+        changed = markdown
+        for written in {href, unquote(href)}:
+            for before, after in (
+                (f"]({written})", f"]({placeholder})"),
+                (f"]({written} ", f"]({placeholder} "),
+                (f"](<{written}>", f"]({placeholder}"),
+                (f"]: {written}\n", f"]: {placeholder}\n"),
+                (f"]: {written} ", f"]: {placeholder} "),
+                (f"]: <{written}>", f"]: {placeholder}"),
+            ):
+                changed = changed.replace(before, after)
+        if changed != markdown:
+            markdown = changed
+            links.append(Link(placeholder, href, *found))
+    return markdown[:-1], links

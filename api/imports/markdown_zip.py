@@ -26,6 +26,7 @@ from api.imports.items import (
     QuestionItem,
     TranslationItem,
 )
+from api.imports.links import markdown_file_key, markdown_links
 from api.imports.times import keep_times
 
 _FRONT = re.compile(r"\A---\r?\n(.*?)\r?\n---\r?\n?", re.S)
@@ -139,6 +140,7 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
                 continue
             source = _source(name, meta, locale)
             title = str(meta.get("title") or "")
+            body, links = markdown_links(body.strip(), name) if ctx.convert else (body, [])
             if translations:
                 assert locale is not None
                 yield TranslationItem(
@@ -147,6 +149,7 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
                     locale=locale,
                     fields={"title": title, "answer": body.strip()},
                     status=str(meta["status"]) if meta.get("status") else None,
+                    links=links,
                 )
                 continue
             order = meta.get("order", 0)
@@ -163,6 +166,8 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
                 category_ref=str(meta["category"]) if meta.get("category") else None,
                 slug=str(meta["slug"]) if meta.get("slug") else None,
                 order=order,
+                links=links,
+                link_key=markdown_file_key(name),
             )
             keep_times(question, meta.get("createdAt"), meta.get("updatedAt"))
             yield question

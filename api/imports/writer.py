@@ -84,10 +84,13 @@ def _status_of(question: Question) -> str:
 
 def _relinked(markdown: str, new: dict[str, str]) -> str:
     """``markdown`` with each link destination of ``new`` (as ``Writer._linked`` wrote it:
-    ``](dest)`` or ``](dest "title")``) replaced by its page."""
+    ``](dest)``, ``](dest "title")``, a definition's ``]: dest``) replaced by its page."""
+    markdown += "\n"  # a definition on the last line ends as the others do
     for dest, url in new.items():
-        markdown = markdown.replace(f"]({dest})", f"]({url})").replace(f']({dest} "', f']({url} "')
-    return markdown
+        for end in (")", " ", "\n"):
+            markdown = markdown.replace(f"]({dest}{end}", f"]({url}{end}")
+            markdown = markdown.replace(f"]: {dest}{end}", f"]: {url}{end}")
+    return markdown[:-1]
 
 
 def _failure(exc: Exception) -> tuple[str, str]:

@@ -264,3 +264,33 @@ async def test_intercom_and_helpscout_links_lead_to_the_imported_pages(
     assert f"[Costs]({hc}/questions/{costs['slug']})" in order["answer"], order["answer"]
     assert "[gone](https://acme.helpscoutdocs.com/article/99-gone)" in order["answer"]
     assert any("99-gone kept" in w["issue"] for w in job["warnings"]), job["warnings"]
+
+
+async def test_markdown_links_between_files_lead_to_the_imported_pages(
+    org: OrgClient, engine: AsyncEngine
+) -> None:
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr(
+            "Help/a.md",
+            "---\ntitle: Alpha\n---\nSee [beta](b.md#fees), [gone](missing.md), "
+            "[site](https://x.test/b.md) and [ref][b].\n\n[b]: <b.md>\n",
+        )
+        z.writestr(
+            "Help/b.md",
+            "---\ntitle: Beta\nexternalId: kb-2\n---\nBack to [alpha](../Help/a.md).\n",
+        )
+    job = await run(engine, org, "markdown", archive.getvalue())
+    assert job["status"] == "succeeded" and job["counts"]["failed"] == 0, job
+    questions = await all_questions(org)
+    alpha, beta = by_title(questions, "Alpha"), by_title(questions, "Beta")
+    hc = f"/hc/{org.slug}/en/questions"
+    assert f"[beta]({hc}/{beta['slug']}#fees)" in alpha["answer"], alpha["answer"]
+    assert f"[b]: {hc}/{beta['slug']}" in alpha["answer"], alpha["answer"]
+    assert "[gone](missing.md)" in alpha["answer"] and "(https://x.test/b.md)" in alpha["answer"]
+    assert f"[alpha]({hc}/{alpha['slug']})" in beta["answer"], beta["answer"]
+    kept = [w for w in job["warnings"] if "kept" in w["issue"]]
+    assert kept == [
+        {"item": "markdown:Help/a", "field": "answer",
+         "issue": "link to missing.md kept: its target was not imported"}
+    ]  # fmt: skip
