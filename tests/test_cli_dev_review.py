@@ -18,6 +18,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -71,16 +72,15 @@ def dev_env() -> Iterator[dict[str, str]]:
     subprocess.run(["rm", "-rf", str(folder)], check=False)
 
 
-def test_the_key_make_run_prints_approves_a_draft_as_the_doc_shows(
-    dev_env: dict[str, str],
-) -> None:
+@contextmanager
+def running_dev(env: dict[str, str], *args: str) -> Iterator[tuple[str, Path]]:
+    """``faq dev ARGS`` on a free port until the block ends: its base URL and its output."""
     port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    out = Path(dev_env["FAQ_DATA_DIR"]) / "dev.log"
+    out = Path(env["FAQ_DATA_DIR"]) / f"dev-{port}.log"
     with out.open("wb") as log:
         dev = subprocess.Popen(
-            [sys.executable, "-m", "tasks.cli", "dev", "--bind", f"127.0.0.1:{port}"],
-            env=dev_env,
+            [sys.executable, "-m", "tasks.cli", "dev", "--bind", f"127.0.0.1:{port}", *args],
+            env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -88,19 +88,43 @@ def test_the_key_make_run_prints_approves_a_draft_as_the_doc_shows(
         )
     try:
         deadline = time.monotonic() + 240
-        key = None
-        while key is None or get(f"{base}/api/v1/demo/members", key)[0] != 200:
+        while "Ctrl-C stops all" not in out.read_text():
             assert dev.poll() is None, out.read_text()
             assert time.monotonic() < deadline, out.read_text()
             time.sleep(0.5)
-            found = re.search(r"^  (faq_\S+)$", out.read_text(), re.M)
-            key = found.group(1) if found else None
+        yield f"http://127.0.0.1:{port}", out
+    finally:
+        dev.send_signal(signal.SIGTERM)
+        try:
+            dev.wait(120)
+        except subprocess.TimeoutExpired:
+            os.killpg(dev.pid, signal.SIGKILL)
+            raise
+
+
+def answering(url: str, key: str) -> tuple[int, Any]:
+    """``get``, once the API listens (within a minute)."""
+    deadline = time.monotonic() + 60
+    while (answer := get(url, key))[0] == 0:
+        assert time.monotonic() < deadline, url
+        time.sleep(0.25)
+    return answer
+
+
+def test_the_key_make_run_prints_approves_a_draft_as_the_doc_shows(
+    dev_env: dict[str, str],
+) -> None:
+    with running_dev(dev_env) as (base, out):
         printed = out.read_text()
+        found = re.search(r"^  (faq_\S+)$", printed, re.M)
+        assert found is not None, printed
+        key = found.group(1)
         assert "org 'demo' created on plan STARTER" in printed
         assert "faq orgs set-plan demo PRO" in printed  # how to try review
 
         # The key is the first admin member's.
-        _, members = get(f"{base}/api/v1/demo/members", key)
+        status, members = answering(f"{base}/api/v1/demo/members", key)
+        assert status == 200, members
         [admin] = members["data"]
         assert admin["role"] == "admin" and admin["email"] == "admin@demo.example"
         _, keys = get(f"{base}/api/v1/demo/keys", key)
@@ -132,20 +156,26 @@ def test_the_key_make_run_prints_approves_a_draft_as_the_doc_shows(
         ], done.stdout + done.stderr
         _, workflow = get(f"{base}/api/v1/demo/settings/workflow", key)
         assert workflow["data"] == {"requireReview": True}
-    finally:
-        dev.send_signal(signal.SIGTERM)
-        try:
-            dev.wait(120)
-        except subprocess.TimeoutExpired:
-            os.killpg(dev.pid, signal.SIGKILL)
-            raise
 
-    # Run again (`make run` with its data): the same admin member, no new key.
-    again = faq("orgs", "ensure", "demo", "--admin-email", "admin@demo.example", "--json")
-    assert again.returncode == 0, again.stderr
-    reused = json.loads(again.stdout)
-    assert reused["created"] is False and reused["key"] is None
-    assert reused["admin"]["id"] == admin["id"] and reused["org"]["plan"] == "PRO"
+    # `make run PLAN=ENTERPRISE` with the data kept: the plan moves; no new key is printed,
+    # the command for one of the same admin member is, and works as printed.
+    planned = subprocess.run(
+        ["make", "-n", "run", "PLAN=ENTERPRISE"], cwd=ROOT, text=True, capture_output=True
+    )
+    assert "faq dev --bind 127.0.0.1:8000 --plan ENTERPRISE" in planned.stdout, planned.stdout
+    with running_dev(dev_env, "--plan", "ENTERPRISE") as (base, out):
+        printed = out.read_text()
+        assert "org 'demo' exists (data reused), on plan ENTERPRISE" in printed, printed
+        assert re.search(r"^  faq_", printed, re.M) is None  # no key each start
+        command = f".venv/bin/faq keys create demo --scopes admin --member {admin['id']}"
+        assert command in printed, printed
+        made = subprocess.run(
+            [*command.split(), "--json"], env=dev_env, cwd=ROOT, capture_output=True, text=True
+        )
+        assert made.returncode == 0, made.stderr
+        new_key = json.loads(made.stdout)["key"]
+        status, members = answering(f"{base}/api/v1/demo/members", new_key)
+        assert status == 200 and [m["id"] for m in members["data"][:1]] == [admin["id"]]
 
 
 def test_orgs_ensure_makes_the_first_admin_member_only_when_missing() -> None:
