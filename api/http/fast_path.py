@@ -87,7 +87,7 @@ class CachedReads:
                 await send({"type": "http.response.start", "status": status, "headers": headers})
                 await send({"type": "http.response.body", "body": body, "more_body": False})
                 self.served += 1
-                observe("GET", route, status, time.perf_counter() - started)
+                observe("GET", route, status, time.perf_counter() - started, scope["path"])
                 return
         await self.inner(scope, receive, send)
 
