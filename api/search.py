@@ -11,7 +11,9 @@ matches each word by its prefix or by its stem's prefix (``tsquery``).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
+import Stemmer
 from anyascii import anyascii
 from sqlalchemy import ColumnElement, Text, cast, func, literal, literal_column
 
@@ -66,10 +68,66 @@ def _regconfig(name: str) -> ColumnElement[str]:
     return literal_column(f"'{name}'::regconfig")
 
 
+# Scripts whose language has a Snowball stemmer but whose words folding transliterates (so a
+# PostgreSQL configuration could not stem them once folded): each word of such a script is
+# stemmed in its own script (PyStemmer), then folded, and its stem indexed beside the folded
+# word (issue 38: "أموالي" and "الأموال" both hold "mwl"). Decided by the script, not the
+# locale, so the index and a query agree whatever locale either is written or asked in; a
+# script several languages share (Cyrillic, Devanagari) is left out: one stemmer would be
+# wrong for the others.
+SCRIPT_STEMMERS = (
+    (re.compile(r"[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff]"), "arabic"),
+    (re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]"), "greek"),
+    (re.compile(r"[\u0530-\u058f]"), "armenian"),
+    (re.compile(r"[\u0b80-\u0bff]"), "tamil"),
+)
+RAW_WORD = re.compile(r"\w+", re.UNICODE)
+_ANY_STEMMED_SCRIPT = re.compile("|".join(p.pattern for p, _ in SCRIPT_STEMMERS))
+
+
+@lru_cache(maxsize=8)
+def _script_stemmer(algorithm: str) -> Stemmer.Stemmer:
+    return Stemmer.Stemmer(algorithm)
+
+
+def script_algorithm(word: str) -> str | None:
+    """The Snowball algorithm of ``word``'s script (``SCRIPT_STEMMERS``), or None."""
+    for pattern, algorithm in SCRIPT_STEMMERS:
+        if pattern.search(word):
+            return algorithm
+    return None
+
+
+def script_stem(word: str) -> list[str] | None:
+    """The folded lexemes of the stem of ``word`` (a word as written, not folded) when its
+    script is stemmed here (``SCRIPT_STEMMERS``); None otherwise."""
+    algorithm = script_algorithm(word)
+    if algorithm is None:
+        return None
+    return _WORD.findall(fold(_script_stemmer(algorithm).stemWord(word.lower())))
+
+
+def script_stems(text: str | None) -> list[str]:
+    """The folded stems of the words of ``text`` in a stemmed script that differ from the
+    word's own folded lexemes (what ``searchable`` adds to the index)."""
+    if not text or not _ANY_STEMMED_SCRIPT.search(text):
+        return []
+    out: list[str] = []
+    for word in RAW_WORD.findall(text):
+        stems = script_stem(word)
+        if stems:
+            own = set(_WORD.findall(fold(word)))
+            out.extend(stem for stem in stems if stem not in own)
+    return out
+
+
 def searchable(text: str | None) -> str:
     """Only the words a query can name (``[a-z0-9]+`` after folding), so the parser's hosts,
-    e-mails, versions and file names (``example.com``, ``2.0``) are indexed by their parts."""
-    return " ".join(_WORD.findall(fold(text)))
+    e-mails, versions and file names (``example.com``, ``2.0``) are indexed by their parts;
+    then the stems of words in a script stemmed before folding (``script_stems``)."""
+    words = _WORD.findall(fold(text))
+    stems = script_stems(text)
+    return " ".join([*words, *stems] if stems else words)
 
 
 def _vector(

@@ -26,10 +26,79 @@ import Stemmer
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
-from api.search import config_for, fold
+from api.search import RAW_WORD, config_for, fold, script_algorithm, script_stem
 
 MAX_WORDS = 32
 _WORD = re.compile(r"[a-z0-9]+")
+
+# Stopwords of the languages stemmed by their script (``api.search.SCRIPT_STEMMERS``), which
+# PostgreSQL has no list for: Arabic interrogatives, pronouns, prepositions and particles
+# (written without diacritics; a query word is compared as written, diacritics dropped).
+_ARABIC_STOPWORDS = """
+        كيف كيفية ماذا لماذا متى أين اين هل ما من مين أي اي كم لم لن لا نعم إذا اذا إن ان أن
+        في فى على إلى الى عن مع من إلي حتى بعد قبل عند لدى لدي ثم أو او و ف ب ل ك يا
+        هو هي هم هن أنا انا نحن أنت انت أنتم انتم هذا هذه ذلك تلك الذي التي الذين هناك هنا
+        كان كانت يكون تكون قد لقد كل بعض غير أيضا ايضا لي لك له لها لنا لهم بي بك به بها
+        عليه عليها فيه فيها منه منها إليه اليه يمكن يمكنني أستطيع استطيع أريد اريد
+"""
+SCRIPT_STOPWORDS: dict[str, frozenset[str]] = {"arabic": frozenset(_ARABIC_STOPWORDS.split())}
+# Words of a reader's question that PostgreSQL's stopword lists keep but that name nothing an
+# answer is about (interrogatives, "do", "can", "want"), per language, folded: dropped from a
+# query only (the index keeps them). English's list already holds its own ("how", "do").
+QUERY_STOPWORDS: dict[str, frozenset[str]] = {
+    lang: frozenset(fold(words).split())
+    for lang, words in {
+        "fr": """comment pourquoi quand quel quelle quels quelles combien ou faire fait fais
+            peux peut puis pouvez pouvons dois doit devez veux veut voudrais souhaite
+            est-ce estce svp merci possible""",
+        "de": """wie warum wann wo wer welche welcher welches was kann konnen muss mochte will
+            bitte moglich""",
+        "es": """como cuando donde cual cuales cuanto que quien puedo puede hacer quiero
+            necesito debo favor posible""",
+        "it": """come perche quando dove quale quali quanto posso puo fare voglio devo""",
+        "pt": """como quando onde qual quais quanto posso pode fazer quero preciso devo""",
+        "nl": """hoe waarom wanneer waar welke wat kan kunnen moet wil""",
+    }.items()
+}
+
+
+def query_stopwords(locale: str | None) -> frozenset[str]:
+    """``QUERY_STOPWORDS`` of ``locale``'s language (empty for the others)."""
+    if not locale:
+        return frozenset()
+    return QUERY_STOPWORDS.get(locale.split("-")[0].lower(), frozenset())
+
+
+_DIACRITICS = re.compile(r"[\u064b-\u065f\u0670\u0640]")  # harakat, dagger alef, tatweel
+
+
+def script_stopword(word: str) -> bool:
+    """Whether ``word`` (as written) is a stopword of its script's language."""
+    algorithm = script_algorithm(word)
+    if algorithm is None:
+        return False
+    return _DIACRITICS.sub("", word) in SCRIPT_STOPWORDS.get(algorithm, frozenset())
+
+
+def script_words(text: str) -> tuple[dict[str, list[str]], frozenset[str]]:
+    """For the words of ``text`` in a script stemmed before folding (Arabic, Greek, ...):
+    each folded token -> the folded lexemes of its word's stem, and the folded tokens of the
+    words that are stopwords of that language."""
+    stems: dict[str, list[str]] = {}
+    stop: set[str] = set()
+    for raw in RAW_WORD.findall(text):
+        lexemes = script_stem(raw)
+        if lexemes is None:
+            continue
+        tokens = _WORD.findall(fold(raw))
+        if script_stopword(raw):
+            stop.update(tokens)
+            continue
+        for token in tokens:
+            stems.setdefault(token, lexemes)
+    stop.difference_update(stems)  # a token also part of a meaningful word stays
+    return stems, frozenset(stop)
+
 
 # The PostgreSQL configuration's Snowball algorithm of each stemmed language (``api.search``).
 _ALGORITHMS = {
@@ -153,6 +222,10 @@ class Corrector:
         self._org = _Index(frequencies)
         self._general = general
 
+    def knows(self, word: str) -> bool:
+        """Whether ``word`` is a lexeme of the org's vocabulary."""
+        return word in self._org.frequencies
+
     def correct(self, word: str) -> str | None:
         """The word ``word`` was probably meant to be, or None."""
         budget = typo_budget(word)
@@ -202,19 +275,35 @@ def analyse(
     corrector: Corrector | None,
     synonyms: SynonymIndex,
 ) -> QueryTerms:
-    """Words, concepts, corrections and synonyms of the query ``q`` in ``locale``."""
+    """Words, concepts, corrections and synonyms of the query ``q`` in ``locale``. A word in a
+    script stemmed before folding (``api.search.SCRIPT_STEMMERS``) means its stem, whatever
+    the locale (the index holds that stem beside the word), and is corrected only when the
+    org's vocabulary knows neither."""
     words = words_of(q)
+    stemmer = stemmer_for(locale)
+    scripted, script_stop = script_words(q)
+    stopwords = stopwords | script_stop | query_stopwords(locale)
     corrections: dict[str, str] = {}
     if corrector is not None:
         for index, word in enumerate(words):
+            if word in script_stop:
+                continue
+            if word in scripted and any(corrector.knows(lx) for lx in scripted[word]):
+                continue
+            if stemmer is not None and corrector.knows(stemmer.stemWord(word)):
+                continue  # an inflection the org does not write ("rembourser"), not a typo
             fixed = corrector.correct(word)
             if fixed is not None:
                 corrections[word] = fixed
                 words[index] = fixed
-    stemmer = stemmer_for(locale)
 
     def lexemes_of(some: list[str]) -> list[str]:
-        found = (stemmer.stemWord(w) if stemmer is not None else w for w in some)
+        found: list[str] = []
+        for w in some:
+            if w in scripted:
+                found.extend(scripted[w])
+            else:
+                found.append(stemmer.stemWord(w) if stemmer is not None else w)
         return [lx for lx in dict.fromkeys(found) if lx and lx not in stopwords]
 
     kept = [w for w in words if w not in stopwords]
