@@ -210,7 +210,7 @@ async def find_answers(
     questions = await served_questions(
         session, [r.question_id for r in ranked], locale, drafts=drafts
     )
-    highlighter = snippets.Highlighter([*terms.words, *terms.synonyms], locale)
+    highlighter = snippets.Highlighter([*terms.words, *terms.synonyms], locale, terms.lexemes)
     answers: list[Answer] = []
     for index, item in enumerate(ranked):
         question = questions.get(item.question_id)

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from markdown_it import MarkdownIt
 
 from api.answers.terms import stemmer_for
-from api.search import fold
+from api.search import fold, script_stem
 
 WINDOW = 300
 SOURCE_CHARS = 4_000
@@ -44,15 +44,24 @@ def plain_text(markdown: str) -> str:
 class Highlighter:
     """Marks the words of a text that match ``words`` (folded) or their stems."""
 
-    def __init__(self, words: Iterable[str], locale: str | None) -> None:
+    def __init__(
+        self, words: Iterable[str], locale: str | None, lexemes: Iterable[str] = ()
+    ) -> None:
         self._words = {w for w in words if w}
         self._stemmer = stemmer_for(locale)
         self._stems = {self._stemmer.stemWord(w) for w in self._words} if self._stemmer else set()
+        # The query's lexemes: a word of a script stemmed before folding (Arabic...) is marked
+        # when its own stem is one of them ("الأموال" for a query that says "أموالي").
+        self._lexemes = set(lexemes)
 
     def matches(self, token: str) -> bool:
         folded = fold(token)
         if folded in self._words:
             return True
+        if self._lexemes:
+            stems = script_stem(token)
+            if stems is not None:
+                return not self._lexemes.isdisjoint(stems)
         return self._stemmer is not None and self._stemmer.stemWord(folded) in self._stems
 
     def spans(self, text: str) -> list[tuple[int, int]]:

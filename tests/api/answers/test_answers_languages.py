@@ -132,6 +132,8 @@ async def test_an_english_org_answers_french_and_arabic_readers_from_their_trans
     found = await answers(org, "كيف أسترد أموالي", "ar")
     assert found and found[0]["question"]["id"] == refund["id"]
     assert (found[0]["question"]["locale"], found[0]["question"]["title"]) == ("ar", REFUND_AR)
+    # The snippet marks the Arabic words that share a stem with the query's ("الأموال").
+    assert "<mark>الأموال</mark>" in found[0]["snippet"]["title"]
 
     found = await answers(org, "نسيت كلمة المرور", "ar")
     assert found and found[0]["question"]["id"] == password["id"]
