@@ -105,6 +105,7 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
                 fields={},
                 status="published" if fields.get("state") == "published" else "draft",
             )
+            keep_times(translation, fields.get("created_at"), fields.get("updated_at"))
             body = ctx.markdown(
                 text(fields, "body"),
                 f"{source}/{locale}",

@@ -78,6 +78,8 @@ class TranslationItem:
     fields: dict[str, Any]  # title + answer, or name + description
     status: str | None = None  # questions: draft | published
     links: list[Link] = field(default_factory=list)  # the answer's (``api/imports/links.py``)
+    created_at: datetime | None = None  # the source's, when it says (``api/imports/times.py``)
+    updated_at: datetime | None = None
     notes: list[Note] = field(default_factory=list)
 
 

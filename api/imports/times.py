@@ -12,7 +12,7 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
-from api.imports.items import CategoryItem, Note, QuestionItem
+from api.imports.items import CategoryItem, Note, QuestionItem, TranslationItem
 from tenancy.clock import utcnow
 
 SKEW = dt.timedelta(days=1)  # clocks differ; a time further ahead is not a past change
@@ -45,7 +45,9 @@ def source_time(value: Any) -> dt.datetime | None:
     return found
 
 
-def keep_times(item: CategoryItem | QuestionItem, created: Any, updated: Any) -> None:
+def keep_times(
+    item: CategoryItem | QuestionItem | TranslationItem, created: Any, updated: Any
+) -> None:
     """The source's ``created``/``updated`` values on ``item``; a value that is no time is a
     warning of the item."""
     times: list[dt.datetime | None] = []

@@ -66,7 +66,7 @@ class DeferredLink:
     locale: str  # of the page linked to (the translation's, or the org's default)
     link: Link
     dest: str  # the href as written in the Markdown
-    updated_at: datetime | None  # the source's time of the question, kept after the rewrite
+    updated_at: datetime | None  # the source's time of its answer, kept after the rewrite
 
 
 class ItemFailed(Exception):
@@ -120,6 +120,10 @@ class Writer:
         self.deferred: list[DeferredLink] = []  # links to targets not written yet
         # This batch's source times to keep: (question | category, id) -> (created, updated)
         self._times: dict[tuple[str, str], tuple[datetime | None, datetime | None]] = {}
+        # ... and translations': (question | category, resource id, locale) -> the same
+        self._translation_times: dict[
+            tuple[str, str, str], tuple[datetime | None, datetime | None]
+        ] = {}
 
     # ---- a batch ----------------------------------------------------------------------------
 
@@ -154,7 +158,7 @@ class Writer:
             self._made = 0
             self._bulk = False
             self._new.clear()
-            self._times = {}
+            self._times, self._translation_times = {}, {}
             del self.deferred[deferred:]
             await self._prefetch(session, items)
             for item in items:
@@ -226,6 +230,7 @@ class Writer:
     async def _flush_times(self, session: AsyncSession) -> None:
         """One UPDATE per table of the batch's resources whose source said when they were
         made and changed (their create or update wrote the time of the import)."""
+        await self._flush_translation_times(session)
         times, self._times = self._times, {}
         for kind, model in (("question", Question), ("category", Category)):
             rows = [
@@ -239,6 +244,44 @@ class Writer:
             await session.execute(
                 update(table)
                 .where(table.c.id == bindparam("b_id"))
+                .values(
+                    created_at=func.coalesce(bindparam("b_created"), table.c.created_at),
+                    updated_at=func.coalesce(bindparam("b_updated"), table.c.updated_at),
+                ),
+                rows,
+            )
+
+    def _keep_translation_times(
+        self, kind: str, id_: str, locale: str, item: TranslationItem, before: Any
+    ) -> None:
+        """``_keep_times`` of a translation (``before``: its row before this write, if any
+        and unchanged by it)."""
+        if item.created_at is None and item.updated_at is None:
+            return
+        if before is not None and (
+            item.created_at in (None, before.created_at)
+            and item.updated_at in (None, before.updated_at)
+        ):
+            return
+        self._translation_times[(kind, id_, locale)] = (item.created_at, item.updated_at)
+
+    async def _flush_translation_times(self, session: AsyncSession) -> None:
+        times, self._translation_times = self._translation_times, {}
+        for kind, model, key in (
+            ("question", QuestionTranslation, "question_id"),
+            ("category", CategoryTranslation, "category_id"),
+        ):
+            rows = [
+                {"b_id": id_, "b_locale": locale, "b_created": created, "b_updated": updated}
+                for (k, id_, locale), (created, updated) in sorted(times.items())
+                if k == kind
+            ]
+            if not rows:
+                continue
+            table = cast(Table, model.__table__)
+            await session.execute(
+                update(table)
+                .where(table.c[key] == bindparam("b_id"), table.c.locale == bindparam("b_locale"))
                 .values(
                     created_at=func.coalesce(bindparam("b_created"), table.c.created_at),
                     updated_at=func.coalesce(bindparam("b_updated"), table.c.updated_at),
@@ -282,7 +325,7 @@ class Writer:
                 locale = canonical_tag(item.locale) or item.locale
                 answer = await self._linked(
                     session, item.fields["answer"], item.links, "translation", item.source,
-                    locale, None,
+                    locale, item.updated_at,
                 )  # fmt: skip
                 item = dataclasses.replace(item, fields={**item.fields, "answer": answer})
             return await self._translation(session, item)
@@ -430,6 +473,8 @@ class Writer:
                 translations.question_digest(question),
             )
             self.touched.add(id_)
+            if updated_at is not None:
+                self._translation_times[("question", id_, locale)] = (None, updated_at)
 
     # ---- sources ----------------------------------------------------------------------------
 
@@ -698,7 +743,9 @@ class Writer:
                 and (before.title, before.answer) == (body.title, body.answer)
                 and body.status in (None, before.status)
             ):
+                self._keep_translation_times("question", id_, tag, item, before)
                 return "unchanged"
+            self._keep_translation_times("question", id_, tag, item, None)
             _public, created = await translations.write_question_translation(
                 session,
                 self.org,
@@ -726,7 +773,9 @@ class Writer:
             fields["name"],
             fields["description"],
         ):
+            self._keep_translation_times("category", id_, tag, item, before_c)
             return "unchanged"
+        self._keep_translation_times("category", id_, tag, item, None)
         _public, created = await translations.write_category_translation(
             session, self.org, id_, tag, fields, translations.category_digest(category)
         )

@@ -103,6 +103,7 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
             fields={},
             status="draft" if obj.get("draft") else "published",
         )
+        keep_times(translation, obj.get("created_at"), obj.get("updated_at"))
         links = translation.links if kind == "article" else None
         body = ctx.markdown(
             text(obj, "body"), f"{source}/{locale}", "body", translation.notes, links

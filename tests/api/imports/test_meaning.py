@@ -115,6 +115,19 @@ async def test_zendesk_times_are_the_questions_and_categories_own(
     assert len(revisions) == 1 and revisions[0]["changedFields"] == ["title"]
 
 
+async def test_translations_keep_their_source_times(org: OrgClient, engine: AsyncEngine) -> None:
+    await enable_locales(org, "fr")
+    await run(engine, org, "zendesk", ZENDESK)
+    pay = by_title(await all_questions(org), "How do I pay?")
+    r = await org.get(f"/questions/{pay['id']}/translations/fr")
+    fr = (await r.get_json())["data"]
+    assert fr["createdAt"].startswith("2024-03-01T09:00:00"), fr
+    assert fr["updatedAt"].startswith("2024-03-01T09:00:00"), fr
+    payments = by_title(await all_categories(org), "Payments")
+    r = await org.get(f"/categories/{payments['id']}/translations/fr")
+    assert (await r.get_json())["data"]["createdAt"].startswith("2024-03-01T09:00:00")
+
+
 async def test_intercom_and_helpscout_times_are_kept(org: OrgClient, engine: AsyncEngine) -> None:
     await run(engine, org, "intercom", fixture("intercom.json"))
     widget = by_title(await all_questions(org), "Install the widget")
