@@ -41,25 +41,16 @@ class Node:
     children: list[Node] = field(default_factory=list)
 
 
-async def all_categories(
-    session: AsyncSession, locale: str, *, published_only: bool = False
-) -> list[dict[str, Any]]:
-    """The categories served in ``locale``; ``published_only``: their ``questionCount``
-    counts published questions only (what a visitor can see)."""
+async def all_categories(session: AsyncSession, locale: str) -> list[dict[str, Any]]:
     items, _ = await categories.list_categories(
-        session,
-        limit=MAX_CATEGORIES,
-        after=None,
-        q=None,
-        locale=locale,
-        published_only=published_only,
+        session, limit=MAX_CATEGORIES, after=None, q=None, locale=locale
     )
     return items
 
 
 def visible_counts(items: list[dict[str, Any]]) -> dict[str, int]:
     """Per category, the published questions in it and its sub-categories at any depth
-    (``items`` read with ``published_only``): the number a category card shows."""
+    (``items``: ``api.categories.visibility.visible_categories``): a category card's number."""
     by_id = {c["id"]: c for c in items}
     counts = dict.fromkeys(by_id, 0)
     for item in items:
@@ -158,13 +149,6 @@ async def published_or_gone(session: AsyncSession, slug: str, locale: str) -> di
         if (await session.execute(gone.limit(1))).first() is not None:
             raise QuestionGone() from None
         raise
-
-
-async def categories_with_published(session: AsyncSession) -> set[str]:
-    """The ids of the categories holding a published question directly (``pages.
-    visible_categories`` adds their ancestors)."""
-    stmt = select(Question.category_id).where(LIVE, Question.status == PUBLISHED).distinct()
-    return set((await session.execute(stmt)).scalars())
 
 
 async def category_questions(

@@ -10,9 +10,6 @@
   (else the org's default locale, else English), with the header, its search box and a link
   home. Never cached; ``noindex``. ``standalone_context``: the same page without an org (the
   rate limiter's 429, ``api.helpcenter.limits``), in a given language.
-- ``visible_categories``: the categories a visitor sees, those with a published question in
-  their subtree (an empty category, the automatic "Uncategorized" among them, is hidden at
-  every depth, and its page is a 404).
 - ``shown_date``: a date as the visitor's locale writes it (CLDR's long format, by Babel) and
   as ``<time datetime>`` reads it (issue 41: "Updated <date>" on a question page).
 """
@@ -156,22 +153,6 @@ def search_items(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         shown = Markup(snippet) if isinstance(snippet, str) and snippet else None  # noqa: S704
         out.append({**item, "snippet_html": shown})
     return out
-
-
-def visible_categories(
-    items: list[dict[str, Any]], with_questions: set[str]
-) -> list[dict[str, Any]]:
-    """The categories (their order kept) that hold a published question themselves or in a
-    sub-category at any depth (``with_questions``: the ids of those holding one directly)."""
-    by_id = {c["id"]: c for c in items}
-    shown: set[str] = set()
-    for category_id in with_questions:
-        seen: set[str] = set()
-        while category_id in by_id and category_id not in seen and category_id not in shown:
-            seen.add(category_id)
-            shown.add(category_id)
-            category_id = by_id[category_id]["parentId"] or ""
-    return [c for c in items if c["id"] in shown]
 
 
 async def _error_org() -> tuple[OrgRecord | None, str]:

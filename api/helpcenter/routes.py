@@ -42,6 +42,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.analytics import recording
 from api.answers.similar import related_for_readers
+from api.categories import visibility
 from api.errors import ServiceError
 from api.helpcenter import content, pages, sitemaps
 from api.helpcenter.assets import assets
@@ -342,10 +343,8 @@ async def home(org_slug: str, locale: str) -> Response:
 
     async def build() -> tuple[bytes, dict[str, str]]:
         async with _session(org) as session:
-            items = await content.all_categories(session, tag, published_only=True)
-            shown = await content.categories_with_published(session)
+            visible = await visibility.visible_categories(session, tag)
             popular = await content.popular(session, tag)
-        visible = pages.visible_categories(items, shown)
         body = await render_template(
             "hc/home.html",
             **page_context(org, tag, ""),
@@ -366,10 +365,7 @@ async def category(org_slug: str, locale: str, slug: str) -> Response:
     async def build() -> tuple[bytes, dict[str, str]]:
         async with _session(org) as session:
             found, questions = await content.category_questions(session, slug, tag)
-            items = pages.visible_categories(
-                await content.all_categories(session, tag, published_only=True),
-                await content.categories_with_published(session),
-            )
+            items = await visibility.visible_categories(session, tag)
             if not any(c["id"] == found["id"] for c in items):
                 raise PageNotFound()  # no published question in it, at any depth: hidden
             children = _subtree(content.tree(items), found["id"])

@@ -1,7 +1,8 @@
 """Every page type of the help center, in English, French and Arabic (right to left), in a real
 headless Chromium against the live app (issue 32): axe-core finds no serious or critical
-violation; the Arabic pages are ``dir="rtl"`` and their layout holds (mirrored header, no
-sideways scrolling, on a desktop and a phone); nothing is requested from another host.
+violation, in light and dark mode (``prefers-color-scheme``, issue 41); the Arabic pages are
+``dir="rtl"`` and their layout holds (mirrored header, no sideways scrolling, on a desktop and
+a phone); nothing is requested from another host.
 
 ``FAQ_SCREENSHOTS=docs/help-center`` saves a screenshot of each page type there
 (``docs/help-center/screenshots.sh`` runs this module so).
@@ -66,12 +67,14 @@ def site(live_server: LiveServer) -> Iterator[Site]:  # noqa: F811
                         {"label": "Terms", "url": "/terms"},
                         {"label": "Contact", "url": "mailto:help@acme.example"}],
         "legalText": "© 2026 Acme Inc. All rights reserved.",
+        "contactUrl": "https://acme.example/contact",
     }})  # fmt: skip
     _api(s, "PUT", "/settings/help-center/logo", raw=png("#0b5d4b"), content_type="image/png")
     orders = _api(s, "POST", "/categories", {
         "name": "Orders and delivery", "description": "Tracking, delivery times and returns.",
     })["data"]  # fmt: skip
     returns = _api(s, "POST", "/categories", {"name": "Returns", "parentId": orders["id"]})["data"]
+    _api(s, "PATCH", "/settings", {"helpCenter": {"categoryIcons": {orders["id"]: "📦"}}})
     _api(s, "PUT", f"/categories/{orders['id']}/translations/fr", {
         "name": "Commandes et livraison", "description": "Suivi, délais de livraison et retours.",
     })  # fmt: skip
@@ -185,5 +188,40 @@ def test_the_arabic_pages_are_mirrored_and_hold_on_a_phone(site: Site, chromium:
                         assert left < width * 0.4, (width, name, left, right)
                     if width == 390 and locale == "ar":
                         screenshot(page, f"ar-phone-{name}")
+        finally:
+            context.close()
+
+
+def background(page: Page) -> tuple[int, ...]:
+    """The page's background colour as (r, g, b)."""
+    color: str = page.evaluate("getComputedStyle(document.documentElement).backgroundColor")
+    return tuple(int(c) for c in color[color.index("(") + 1 : color.index(")")].split(",")[:3])
+
+
+@pytest.mark.parametrize("locale", LANGUAGES)
+def test_dark_mode_follows_the_system_and_passes_axe(
+    site: Site, chromium: Browser, locale: str
+) -> None:
+    """``prefers-color-scheme: dark``: a dark page whose every text still reads (axe's colour
+    contrast among its rules), on a desktop and a phone; light stays light."""
+    for width, scheme in ((1280, "dark"), (390, "dark"), (390, "light")):
+        context = chromium.new_context(
+            viewport={"width": width, "height": 900}, color_scheme=scheme
+        )
+        try:
+            page = context.new_page()
+            for name, (path, status) in site.pages.items():
+                response = page.goto(f"{site.base}/{locale}{path}", wait_until="load")
+                assert response is not None and response.status == status, (locale, name)
+                if scheme == "dark":
+                    assert max(background(page)) < 60, (locale, name, background(page))
+                else:
+                    assert min(background(page)) > 200, (locale, name, background(page))
+                assert serious(page) == [], (locale, scheme, width, name)
+                layout_holds(page)
+                prefix = "" if locale == "en" else f"{locale}-"
+                device = "phone-" if width == 390 else ""
+                mode = "dark-" if scheme == "dark" else ""
+                screenshot(page, f"{prefix}{device}{mode}{name}")
         finally:
             context.close()
