@@ -74,6 +74,7 @@ def rank(
     }
     similarities = semantic or {}
     ranked: list[Ranked] = []
+    uncapped: dict[str, float] = {}
     for question_id in set(covered) | set(similarities):
         cover = covered.get(question_id, 0.0)
         cosine = similarities.get(question_id)
@@ -84,7 +85,9 @@ def rank(
             floor = MIN_SCORE
         if score >= floor:
             ranked.append(Ranked(question_id, min(1.0, score), cosine, cover))
-    ranked.sort(key=lambda r: (-r.score, r.question_id))
+            uncapped[question_id] = score
+    # By the score before its cap at 1: two full covers stay ordered by their BM25 tie-break.
+    ranked.sort(key=lambda r: (-uncapped[r.question_id], r.question_id))
     return ranked
 
 

@@ -1,4 +1,5 @@
-"""``/api/v1/{org}/answers`` (read; publishable keys too) and ``/synonyms`` (admin): issue 28."""
+"""``/api/v1/{org}/answers`` (read; publishable keys too), ``/synonyms`` (admin): issue 28, and
+``/synonyms/lexicon`` (admin): the support lexicon's switches, issue 38."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from api.answers import service, similar, synonyms
 from api.answers.schemas import (
     AnswerOut,
     AnswersQuery,
+    LexiconOut,
+    LexiconUpdate,
     SimilarOut,
     SimilarQuery,
     SynonymsOut,
@@ -143,3 +146,30 @@ async def put_synonyms(data: SynonymsUpdate) -> Result:
     """
     org = current_org()
     return {"data": await synonyms.put_synonyms(db(), org, data.locale, data.groups)}, 200
+
+
+@answers.get("/synonyms/lexicon")
+@requires_scope("admin")
+@validate_querystring(SynonymsQuery)
+@document_response(Envelope[LexiconOut])
+async def get_lexicon(query_args: SynonymsQuery) -> Result:
+    """The support lexicon's groups in ``locale`` (default: the org's default locale).
+
+    Built-in groups of the paraphrases support questions use ("log in" / "sign in"),
+    applied like the org's synonyms, each with ``enabled``: whether the org uses it.
+    """
+    return {"data": await synonyms.get_lexicon(db(), current_org(), query_args.locale)}, 200
+
+
+@answers.put("/synonyms/lexicon")
+@requires_scope("admin")
+@validate_request(LexiconUpdate)
+@document_response(Envelope[LexiconOut])
+async def put_lexicon(data: LexiconUpdate) -> Result:
+    """Switch off the support lexicon's groups ``disabled`` in ``locale``; the others are on.
+
+    An id the lexicon does not have in that locale's language is 400 ``validation_failed``.
+    The org's own synonym groups are left as they are.
+    """
+    org = current_org()
+    return {"data": await synonyms.put_lexicon(db(), org, data.locale, data.disabled)}, 200

@@ -59,3 +59,26 @@ class SynonymsOut(ResponseModel):
     locale: str
     groups: list[list[str]]
     updated_at: str | None
+
+
+GroupId = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class LexiconUpdate(RequestBody):
+    locale: LocaleTag | None = None
+    # The ids of the support lexicon's groups to switch off in the locale (all others on).
+    disabled: list[GroupId] = Field(max_length=100)
+
+
+class LexiconGroupOut(ResponseModel):
+    id: str
+    members: list[str]
+    enabled: bool
+
+
+class LexiconOut(ResponseModel):
+    locale: str
+    language: str
+    groups: list[LexiconGroupOut]
+    disabled: list[str]
+    updated_at: str | None

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.answers import lexical, ranking, snippets, synonyms, vocabulary
 from api.answers.semantic_leg import EmbeddingsLeg
-from api.answers.terms import NO_SYNONYMS, QueryTerms, analyse
+from api.answers.terms import NO_SYNONYMS, QueryTerms, analyse, matched_synonyms
 from api.answers.vocabulary import Vocabulary, VocabularyCache
 from api.errors import CategoryNotFound, ValidationFailed, field_error
 from api.questions import queries
@@ -129,7 +129,11 @@ async def terms_of(
     analysed off the event loop (issue 42)."""
     index = await synonyms.index_for(session, locale)
     plain = analyse(q, None, frozenset(), None, NO_SYNONYMS)
-    stop = await stopwords_among(session, plain.words, locale)
+    # The words of the groups the query names too: a member's stopword ("mon" of "récupérer
+    # mon argent") is no alternative of its group.
+    named, _ = matched_synonyms(plain.words, index)
+    members = [w for group in named for member in group for w in member.split()]
+    stop = await stopwords_among(session, [*plain.words, *members], locale)
     if len(plain.words) > LONG_QUERY_WORDS:
         return await asyncio.to_thread(analyse, q, locale, stop, vocabulary.corrector, index)
     return analyse(q, locale, stop, vocabulary.corrector, index)

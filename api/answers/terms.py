@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -248,9 +248,15 @@ class SynonymIndex:
     groups: tuple[tuple[str, ...], ...]
     by_first_word: dict[str, tuple[int, ...]]
     size: int  # bytes, about: what a cache of indexes counts
+    # Words that say there is a problem, not what about (the support lexicon's
+    # ``problem-words``): no concept of their own in a query that names something else.
+    ignored: frozenset[str] = frozenset()
+    # Every word of a member: a word the org or the lexicon names is never a typo.
+    words: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, groups: list[list[str]]) -> SynonymIndex:
+    def of(cls, groups: Sequence[Sequence[str]], ignored: Sequence[str] = ()) -> SynonymIndex:
+        """``groups`` folded; ``ignored``: phrases whose words are ``ignored``."""
         folded = tuple(tuple(" ".join(words_of(member)) for member in group) for group in groups)
         starts: dict[str, list[int]] = {}
         size = 0
@@ -262,7 +268,10 @@ class SynonymIndex:
                     if not first or first[-1] != index:
                         first.append(index)
         by_first = {word: tuple(indexes) for word, indexes in starts.items()}
-        return cls(folded, by_first, size + 32 * len(by_first))
+        dropped = frozenset(w for phrase in ignored for w in words_of(phrase))
+        known = frozenset(w for members in folded for member in members for w in member.split())
+        size += sum(len(w) + 64 for w in dropped | known)
+        return cls(folded, by_first, size + 32 * len(by_first), dropped, known | dropped)
 
 
 NO_SYNONYMS = SynonymIndex((), {}, 0)
@@ -286,6 +295,8 @@ def analyse(
     corrections: dict[str, str] = {}
     if corrector is not None:
         for index, word in enumerate(words):
+            if word in synonyms.words:
+                continue
             if word in script_stop:
                 continue
             if word in scripted and any(corrector.knows(lx) for lx in scripted[word]):
@@ -307,11 +318,22 @@ def analyse(
         return [lx for lx in dict.fromkeys(found) if lx and lx not in stopwords]
 
     kept = [w for w in words if w not in stopwords]
+    if synonyms.ignored and any(w not in synonyms.ignored for w in kept):
+        kept = [w for w in kept if w not in synonyms.ignored]
     named, extra = matched_synonyms(words, synonyms)
     in_groups = {w for group in named for member in group for w in member.split()}
     concepts = [[lexeme] for lexeme in lexemes_of([w for w in kept if w not in in_groups])]
     for group in named:
-        alternatives = lexemes_of([w for member in group for w in member.split()])
+        # A lexeme every member holds ("account" of "delete my account" / "close my
+        # account") is a concept of its own: one alternative of the group, it would make any
+        # question that says it hold the whole group.
+        members = [set(lexemes_of(member.split())) for member in group]
+        shared = set.intersection(*members) if len(members) > 1 else set()
+        for lexeme in sorted(shared):
+            if [lexeme] not in concepts:
+                concepts.append([lexeme])
+        words_in = [w for m in group for w in m.split() if w not in synonyms.ignored]
+        alternatives = [lx for lx in lexemes_of(words_in) if lx not in shared]
         if alternatives:
             concepts.append(alternatives)
     return QueryTerms(words=words, concepts=concepts, corrections=corrections, synonyms=extra)
