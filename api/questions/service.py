@@ -51,6 +51,7 @@ from api.questions.rules import (
     state_on_update,
 )
 from api.questions.schemas import QuestionCreate, question_public
+from api.reviews.workflow import REQUIRE_REVIEW, note_require_review
 from api.search import searchable, text_vector, text_vector_of
 from billing.limits import ensure_within_cap
 from tenancy.clock import utcnow
@@ -78,7 +79,6 @@ async def create_question(
     if body.slug is not None:
         SLUGS.check_manual(body.slug)
     status, scheduled_at = state_on_create(body.status, body.scheduled_publish_at)
-    await review_gate.check_create(session, body.status, body.scheduled_publish_at)
     if idempotency_key is not None:
         replay = await claim_key(session, idempotency_key, request_hash)
         if replay is not None:
@@ -86,6 +86,8 @@ async def create_question(
     category, taken = await _category_and_taken_slugs(
         session, body.category_id, None if body.slug is not None else body.title
     )
+    # Read with the category (no round trip of its own); a refusal rolls the claim back.
+    await review_gate.check_create(session, body.status, body.scheduled_publish_at)
     now = utcnow()
     events = ["question.created"] + (["question.published"] if status == PUBLISHED else [])
     public = await _insert_with_events(
@@ -135,7 +137,7 @@ def _category_statement(by_id: bool, with_slugs: bool) -> Select[Any]:
         .with_for_update(read=True, key_share=True)
         .subquery("category")
     )
-    stmt = select(category.c.id)
+    stmt = select(category.c.id, REQUIRE_REVIEW)
     if with_slugs:
         taken = select(Question.slug).where(
             LIVE,
@@ -159,9 +161,9 @@ async def _category_and_taken_slugs(
     session: AsyncSession, ref: str, title: str | None
 ) -> tuple[str, set[str]]:
     """One round trip: the live category ``ref`` (an id or a slug), locked against a
-    concurrent delete (the lock of ``rules.category_id``), else 400; with ``title`` (an
-    automatic slug) also the live slugs its slug could collide with
-    (``SlugRule.next_free``)."""
+    concurrent delete (the lock of ``rules.category_id``), else 400; the org's
+    ``requireReview`` for the review rules; with ``title`` (an automatic slug) also the live
+    slugs its slug could collide with (``SlugRule.next_free``)."""
     params = {"category": ref}
     if title is not None:
         base, pattern = SLUGS.base_and_pattern(title)
@@ -173,7 +175,8 @@ async def _category_and_taken_slugs(
             "The category does not exist in this organization.",
             details=field_error("categoryId", "not found"),
         )
-    return found[0], set(found[1]) if title is not None else set()
+    note_require_review(session, found.require_review)
+    return found[0], set(found[2]) if title is not None else set()
 
 
 # The columns a create writes from parameters (``search_vector`` is computed from the words).

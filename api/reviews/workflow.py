@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -24,6 +24,12 @@ FIELD = "workflow"  # in the settings audit entry
 _CACHED = "workflow.require_review"
 
 
+# The setting as a column of another statement (``note_require_review`` keeps what it read).
+REQUIRE_REVIEW = func.coalesce(
+    select(WorkflowSettings.require_review).scalar_subquery(), False
+).label("require_review")
+
+
 async def require_review(session: AsyncSession) -> bool:
     """The org's ``requireReview``, read once per transaction (an import's batch asks for
     every item; ``update_workflow`` keeps it current)."""
@@ -31,8 +37,14 @@ async def require_review(session: AsyncSession) -> bool:
     if "value" in held:
         return held["value"]
     value = bool(await session.scalar(select(WorkflowSettings.require_review)))
-    per_transaction(session, _CACHED, dict[str, bool])["value"] = value  # the one it began
+    note_require_review(session, value)  # in the transaction the read began
     return value
+
+
+def note_require_review(session: AsyncSession, value: bool) -> None:
+    """``requireReview`` as a statement of this transaction read it (``REQUIRE_REVIEW``): a
+    create reads it with its category, no round trip of its own."""
+    per_transaction(session, _CACHED, dict[str, bool])["value"] = bool(value)
 
 
 async def get_workflow(session: AsyncSession) -> dict[str, Any]:
