@@ -344,6 +344,8 @@ async def test_openapi_documents_every_question_route(client):
         "/api/v1/{org}/questions/{ref}/translations/{locale}",
         "/api/v1/{org}/questions/{ref}/analytics",
         "/api/v1/{org}/analytics/questions",
+        # A reader's "was this helpful" with a publishable key (issue 41: the widget).
+        "/api/v1/{org}/questions/{ref}/votes",
     }
     assert set(paths["/api/v1/{org}/questions/{ref}"]) >= {"get", "patch", "delete"}
 
