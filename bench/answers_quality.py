@@ -7,6 +7,9 @@ answers them), the metrics, and the baselines measured in the same run.
     .venv/bin/python -m bench.answers_quality --serve [--split test] [--limit N]
         a world of its own (embedded PostgreSQL + Redis): the FAQ loaded through the HTTP API,
         embeddings backfilled, then /answers, today's ``/questions?q=`` and the baselines
+    .venv/bin/python -m bench.answers_quality --set support [--serve]
+        the support-phrasing set (issue 38): /answers with the support lexicon on and off
+        (no synonym of the org's own), beside the same baselines
 
 In-process, for tuning a ranking (``rank`` maps a question to ``[(entry id, score, confident),
 ...]`` best first; entry ids are the ``id`` fields of ``bench/answers/faq.json``)::
@@ -85,22 +88,29 @@ class EvalSet:
         return with_typos(q.text, self.typo_seed)
 
 
-def load_faq() -> list[Entry]:
-    doc = json.loads((DATA / "faq.json").read_text(encoding="utf-8"))
+# The support-phrasing set (issue 38): a SaaS help center and the questions its customers
+# ask in support's words, written for this evaluation (``bench/answers/README.md``).
+SUPPORT_FAQ = "support_faq.json"
+SUPPORT_QUESTIONS = "support.jsonl"
+TARGET_SUPPORT_P_AT_1 = 0.8  # with no synonym of the org's own
+
+
+def load_faq(name: str = "faq.json") -> list[Entry]:
+    doc = json.loads((DATA / name).read_text(encoding="utf-8"))
     return [
         Entry(e["id"], e["category"], e["title"], e["answer"], bool(e["inFaq"]))
         for e in doc["entries"]
     ]
 
 
-def faq_entries() -> list[Entry]:
+def faq_entries(name: str = "faq.json") -> list[Entry]:
     """The entries loaded into an org (the held-out ones left out)."""
-    return [e for e in load_faq() if e.in_faq]
+    return [e for e in load_faq(name) if e.in_faq]
 
 
-def load_questions() -> list[Question]:
+def load_questions(name: str = "questions.jsonl") -> list[Question]:
     out = []
-    with (DATA / "questions.jsonl").open(encoding="utf-8") as fh:
+    with (DATA / name).open(encoding="utf-8") as fh:
         for line in fh:
             if line.strip():
                 d = json.loads(line)
@@ -124,6 +134,12 @@ def load_set(split: str = "dev", limit: int | None = None) -> EvalSet:
         unanswerable = sorted(unanswerable, key=_order)[: max(1, round(share * len(unanswerable)))]
         answerable = sorted(answerable, key=_order)[:limit]
     return EvalSet(answerable, unanswerable)
+
+
+def load_support_set(split: str = "all") -> EvalSet:
+    """The support-phrasing set's questions of ``split`` (``dev``, ``test`` or ``all``)."""
+    qs = [q for q in load_questions(SUPPORT_QUESTIONS) if split == "all" or q.split == split]
+    return EvalSet([q for q in qs if q.answerable], [q for q in qs if not q.answerable])
 
 
 # ---- typo variants -------------------------------------------------------------------------
@@ -298,14 +314,17 @@ def thresholded(score_rank: ScoreRank, threshold: float) -> Rank:
     return rank
 
 
-async def baseline_metrics(questions: EvalSet) -> dict[str, Metrics]:
-    """BM25, WordLlama cosine over titles and their naive RRF, each with a confident threshold
-    calibrated on dev, evaluated on ``questions``."""
+async def baseline_metrics(
+    questions: EvalSet, faq: str = "faq.json", dev: EvalSet | None = None
+) -> dict[str, Metrics]:
+    """BM25, WordLlama cosine over titles and their naive RRF over the entries of ``faq``,
+    each with a confident threshold calibrated on ``dev`` (StackFAQ's dev split by default),
+    evaluated on ``questions``."""
     from bench.answers.baselines import build_baselines
 
-    dev = load_set("dev")
+    dev = dev or load_set("dev")
     out = {}
-    for name, scorer in build_baselines(faq_entries()).items():
+    for name, scorer in build_baselines(faq_entries(faq)).items():
         threshold = calibrate_threshold(scorer, dev)
         out[name] = await evaluate(thresholded(scorer, threshold), questions)
     return out
@@ -335,7 +354,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--serve", action="store_true", help="own world: /answers over HTTP too")
     parser.add_argument("--split", default="test", choices=["dev", "test", "all"])
     parser.add_argument("--limit", type=int, default=None, help="answerable questions at most")
+    parser.add_argument(
+        "--set", default="stackfaq", choices=["stackfaq", "support"], help="which evaluation set"
+    )
     args = parser.parse_args(argv)
+    if args.set == "support":
+        return _support_main(args.serve)
     target = load_set(args.split, args.limit)
     print(_summary([(args.split, target)]))
     if args.serve:
@@ -345,6 +369,20 @@ def main(argv: list[str]) -> int:
     else:
         results = asyncio.run(baseline_metrics(target))
     print_table(results, f"StackFAQ {args.split} split")
+    print(json.dumps({name: m.as_json() for name, m in results.items()}))
+    return 0
+
+
+def _support_main(serve: bool) -> int:
+    target = load_support_set()
+    print(_summary([("support", target)]))
+    if serve:
+        from bench.answers.over_http import standalone_support
+
+        results = standalone_support()
+    else:
+        results = asyncio.run(baseline_metrics(target, SUPPORT_FAQ, dev=load_support_set("dev")))
+    print_table(results, "support phrasings (all questions)")
     print(json.dumps({name: m.as_json() for name, m in results.items()}))
     return 0
 

@@ -13,9 +13,11 @@ import urllib.parse
 from typing import Any
 
 from bench.answers_quality import (
+    SUPPORT_FAQ,
     TARGET_ANSWERABLE_CONFIDENT_RIGHT,
     TARGET_MRR_AT_5,
     TARGET_P_AT_1,
+    TARGET_SUPPORT_P_AT_1,
     TARGET_TYPO_DROP,
     TARGET_UNANSWERABLE_NOT_CONFIDENT,
     EvalSet,
@@ -26,11 +28,13 @@ from bench.answers_quality import (
     evaluate,
     faq_entries,
     load_set,
+    load_support_set,
     print_table,
 )
 from bench.http import call, ok
 
 ORG = "bench-answers"
+SUPPORT_ORG = "bench-answers-support"
 CONCURRENCY = 4
 SHORT_NAMES = {
     "today's /questions?q=": "today's ?q=",
@@ -41,10 +45,10 @@ SHORT_NAMES = {
 QUICK_LIMIT = 80  # answerable test questions in quick mode (and a proportional unanswerable share)
 
 
-def seed(base_url: str, org: str, key: str) -> dict[str, str]:
+def seed(base_url: str, org: str, key: str, faq: str = "faq.json") -> dict[str, str]:
     """Load the FAQ into ``org`` through the HTTP API (an admin or write ``key``): one category
     per entry category, every entry a published question. Returns question id -> entry id."""
-    entries = faq_entries()
+    entries = faq_entries(faq)
     categories: dict[str, str] = {}
     for name in sorted({e.category for e in entries}):
         made = ok(base_url, "POST", f"/api/v1/{org}/categories", key, {"name": name})
@@ -194,14 +198,73 @@ def rows(results: dict[str, Metrics], questions: EvalSet) -> list[dict[str, Any]
     return out
 
 
-def _load_and_embed(world: Any, base_url: str) -> tuple[str, dict[str, str]]:
+def _load_and_embed(
+    world: Any, base_url: str, org: str = ORG, faq: str = "faq.json"
+) -> tuple[str, dict[str, str]]:
     from bench import seed as orgs
 
-    (record,) = orgs.create_orgs([ORG], out_dir=world.tmp / "orgs", processes=1)
-    entry_of = seed(base_url, ORG, record["key"])
-    done = world.run("embeddings", "backfill", ORG)
-    print(f"faq embeddings backfill {ORG}: {done.stdout.strip()} {done.stderr.strip()[-300:]}")
+    (record,) = orgs.create_orgs([org], out_dir=world.tmp / "orgs", processes=1)
+    entry_of = seed(base_url, org, record["key"], faq)
+    done = world.run("embeddings", "backfill", org)
+    print(f"faq embeddings backfill {org}: {done.stdout.strip()} {done.stderr.strip()[-300:]}")
     return record["key"], entry_of
+
+
+def _lexicon_off(base_url: str, org: str, key: str, off: bool) -> None:
+    """Every group of the support lexicon off (``off``), or on again, in the org's locale."""
+    _status, raw = call(base_url, "GET", f"/api/v1/{org}/synonyms/lexicon", key)
+    groups = [g["id"] for g in json.loads(raw)["data"]["groups"]] if off else []
+    ok(base_url, "PUT", f"/api/v1/{org}/synonyms/lexicon", key, {"disabled": groups})
+
+
+def measure_support(
+    base_url: str, org: str, key: str, entry_of: dict[str, str]
+) -> dict[str, Metrics]:
+    """The support-phrasing set (no synonym of the org's own): /answers with the support
+    lexicon on, then with every group off (before the lexicon), then the offline baselines
+    (thresholds calibrated on the set's dev half)."""
+    questions = load_support_set()
+    rank = answers_rank(base_url, org, key, entry_of)
+    out = {"/answers": asyncio.run(evaluate(rank, questions, CONCURRENCY))}
+    _lexicon_off(base_url, org, key, True)
+    try:
+        out["/answers, lexicon off"] = asyncio.run(evaluate(rank, questions, CONCURRENCY))
+    finally:
+        _lexicon_off(base_url, org, key, False)
+    dev = load_support_set("dev")
+    out.update(asyncio.run(baseline_metrics(questions, SUPPORT_FAQ, dev=dev)))
+    return out
+
+
+def support_rows(results: dict[str, Metrics]) -> list[dict[str, Any]]:
+    """The ``make bench`` rows of the support-phrasing set: P@1 and MRR@5 with the lexicon,
+    the same without it as reference."""
+    mine, before = results["/answers"], results["/answers, lexicon off"]
+    table = {name: m.as_json() for name, m in results.items()}
+    return [
+        {
+            "name": "answers support P@1",
+            "measured_as": (
+                f"GET /answers, support set ({mine.answerable} questions + "
+                f"{mine.unanswerable} unanswerable), no org synonyms; ref: lexicon off"
+            ),
+            "figure": mine.p_at_1,
+            "reference": before.p_at_1,
+            "unit": "share",
+            "target": f">= {TARGET_SUPPORT_P_AT_1}",
+            "met": mine.p_at_1 >= TARGET_SUPPORT_P_AT_1,
+            "methods": table,
+        },
+        {
+            "name": "answers support MRR@5",
+            "measured_as": "same run; ref: lexicon off",
+            "figure": mine.mrr_at_5,
+            "reference": before.mrr_at_5,
+            "unit": "share",
+            "target": "info",
+            "met": None,
+        },
+    ]
 
 
 def answers_quality_rows(bench: Any) -> list[dict[str, Any]]:
@@ -211,7 +274,10 @@ def answers_quality_rows(bench: Any) -> list[dict[str, Any]]:
     key, entry_of = _load_and_embed(bench.world, bench.uncached.base)
     results = measure(bench.uncached.base, ORG, key, questions, entry_of)
     print_table(results, "answers quality (StackFAQ test split)")
-    return rows(results, questions)
+    key, entry_of = _load_and_embed(bench.world, bench.uncached.base, SUPPORT_ORG, SUPPORT_FAQ)
+    support = measure_support(bench.uncached.base, SUPPORT_ORG, key, entry_of)
+    print_table(support, "answers quality (support phrasings)")
+    return [*rows(results, questions), *support_rows(support)]
 
 
 def standalone(split: str, limit: int | None) -> dict[str, Metrics]:
@@ -223,5 +289,16 @@ def standalone(split: str, limit: int | None) -> dict[str, Metrics]:
         server = world.serve({"FAQ_RESPONSE_CACHE_MB": "0"})
         key, entry_of = _load_and_embed(world, server.base)
         return measure(server.base, ORG, key, questions, entry_of)
+
+    return in_world(work)
+
+
+def standalone_support() -> dict[str, Metrics]:
+    from bench.standalone import in_world
+
+    def work(world: Any) -> dict[str, Metrics]:
+        server = world.serve({"FAQ_RESPONSE_CACHE_MB": "0"})
+        key, entry_of = _load_and_embed(world, server.base, SUPPORT_ORG, SUPPORT_FAQ)
+        return measure_support(server.base, SUPPORT_ORG, key, entry_of)
 
     return in_world(work)
