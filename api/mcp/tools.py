@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.categories import queries as categories
 from api.categories import visibility
-from api.errors import CategoryNotFound, QuestionNotFound, ServiceError
+from api.errors import CategoryNotFound, InsufficientScope, QuestionNotFound, ServiceError
 from api.helpcenter import content
 from api.helpcenter.llms import question_markdown, question_url
 from api.http.binding import served_locale
@@ -106,9 +106,10 @@ def locale_of(caller: Caller, asked: str | None) -> str:
 
 
 def refusal(error: ServiceError) -> str:
-    """A domain refusal as an error result's text: its message, then each field's issue."""
+    """A domain refusal as an error result's text: its code and message, as REST answers
+    them (issue 40: the same refusal at every door), then each field's issue."""
     detail = "; ".join(f"{d['field']}: {d['issue']}" for d in error.details)
-    return f"{error.message}{' (' + detail + ')' if detail else ''}"
+    return f"{error.code}: {error.message}{' (' + detail + ')' if detail else ''}"
 
 
 def help_center_root(caller: Caller) -> str | None:
@@ -145,12 +146,10 @@ async def call(
         known = ", ".join(t.name for t in listed(caller))
         if entry is None:
             return problem(f"Unknown tool {name!r}. Tools available: {known}.")
-        if name == "create_draft":
-            return problem(
-                "create_draft needs a secret key with the 'write' scope; this key cannot "
-                f"propose drafts. Tools available: {known}."
-            )
-        return problem(f"{name} needs the 'read' scope. Tools available: {known or 'none'}.")
+        # The refusal REST gives the same key (a publishable key holds no secret scope).
+        scope = "write" if name == "create_draft" else "read"
+        refused = InsufficientScope(f"This operation requires the {scope!r} scope.")
+        return problem(f"{refusal(refused)} Tools available: {known or 'none'}.")
     try:
         parsed = entry[0].model_validate(raw or {})
         return await _run(engine, caller, parsed)

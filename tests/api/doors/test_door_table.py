@@ -63,7 +63,7 @@ async def mcp(ctx: Ctx, key: str | None, title: str, status: str) -> Outcome:
         done = await client.call_tool("create_draft", {"title": title, "answer": "Within 30 days."})
     if done.is_error:
         text = done.content[0].text  # type: ignore[union-attr]
-        return "refused", "insufficient_scope" if "'write' scope" in text else text
+        return "refused", text.split(":")[0]  # "code: message", as REST answers them
     return "created", ""
 
 

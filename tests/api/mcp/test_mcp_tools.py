@@ -237,5 +237,7 @@ async def test_the_locale_argument_is_negotiated_and_refused_as_the_api_does(
                 refused = await client.call_tool(tool, {**arguments, "locale": locale})
                 assert refused.is_error, (tool, locale)
                 text = refused.content[0].text
-                assert text.startswith(f"{refusal['message']} (locale: not an enabled locale)")
+                assert text.startswith(
+                    f"{refusal['code']}: {refusal['message']} (locale: not an enabled locale)"
+                )
                 assert "en, fr" in text
