@@ -23,4 +23,6 @@ EVENT_CATALOG = (
     "question.approved",
     "question.rejected",
     "import.completed",  # one per import (issue 29), instead of an event per question
+    # Weekly (issue 38): data is ``GET …/analytics/gaps`` of the last 7 full days.
+    "analytics.gaps",
 )

@@ -16,6 +16,9 @@ Retention (``purge_analytics``, once a day for every org in ``purge-history``):
 ``search_events`` and ``question_votes`` older than ``RAW_DAYS``; ``search_daily``,
 ``question_feedback_daily`` and ``question_views_daily`` older than ``AGGREGATE_DAYS``, in
 batches of ``RETENTION_BATCH`` rows a transaction.
+``analytics-gaps`` (issue 38, checked hourly): once per ISO week, each org with an active
+webhook subscribed to ``analytics.gaps`` gets that event, the content gaps and suggested
+synonyms of the last 7 full days (``api.analytics.gaps``), through its outbox.
 
 An org that fails is logged and the others still run; the actor then raises so Dramatiq
 retries.
@@ -33,8 +36,10 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 from ulid import ULID
 
+from api.analytics import gaps
 from api.analytics.aggregation import aggregate_recent
 from api.analytics.recording import clicks_key, orgs_key, search_events, searches_key
+from api.analytics.service import Window
 from api.helpcenter.visitors import view_orgs_key
 from tasks.db import worker_engine
 from tasks.jobs import PeriodicJob, register
@@ -42,10 +47,11 @@ from tasks.org_failures import each_org
 from tasks.registry import actor
 from tenancy.db import shared_session, tenant_session
 from tenancy.models import Organization
+from tenancy.outbox import record_event
 from tenancy.redis import loop_client
 from tenancy.transactions import commit
 
-__all__ = ["collect", "purge_analytics", "searches_key"]
+__all__ = ["collect", "purge_analytics", "searches_key", "send_gaps"]
 
 log = structlog.get_logger(__name__)
 PERIOD_SECONDS = 60.0
@@ -227,5 +233,75 @@ register(
         run=collect,
         actor_name="analytics.collect",
         period_seconds=lambda: PERIOD_SECONDS,
+    )
+)
+
+
+# ---- analytics-gaps: the weekly ``analytics.gaps`` webhook event (issue 38) ----------------
+
+GAPS_EVENT = "analytics.gaps"
+GAPS_CHECK_SECONDS = 3_600.0  # checked hourly; each org gets one event per ISO week
+GAPS_DAYS = 7
+GAPS_SENT_TTL_SECONDS = 9 * 86_400
+_SUBSCRIBED = text(
+    "SELECT EXISTS (SELECT 1 FROM webhooks WHERE deleted_at IS NULL AND active"
+    " AND :event = ANY(events)) AS subscribed"
+)
+
+
+def gaps_sent_key(org_id: str, today: date) -> str:
+    year, week, _ = today.isocalendar()
+    return f"faq:an:gaps-sent:{org_id}:{year}-W{week:02d}"
+
+
+async def send_org_gaps(engine: AsyncEngine, org_id: str, schema: str, today: date) -> bool:
+    """One org: unless sent this ISO week or no active webhook subscribes to it, the
+    ``analytics.gaps`` event of the last ``GAPS_DAYS`` full days (UTC), written to the org's
+    outbox (the relay delivers it); the week is marked after the commit."""
+    client = loop_client()
+    key = gaps_sent_key(org_id, today)
+    if await client.exists(key):
+        return False
+    span = Window(today - timedelta(days=GAPS_DAYS), today - timedelta(days=1))
+    async with tenant_session(engine, schema) as session:
+        subscribed = (await session.execute(_SUBSCRIBED, {"event": GAPS_EVENT})).scalar()
+        if not subscribed:
+            await session.rollback()
+            return False
+        report = await gaps.gaps_report(session, span, locale=None)
+        await record_event(session, org_id, GAPS_EVENT, report)
+        await commit(session)
+    await client.set(key, "1", ex=GAPS_SENT_TTL_SECONDS)
+    return True
+
+
+async def send_gaps(engine: AsyncEngine | None = None, today: date | None = None) -> dict[str, Any]:
+    """``analytics-gaps``: the weekly ``analytics.gaps`` event of every org that subscribes."""
+    engine = engine or worker_engine()
+    today = today or datetime.now(UTC).date()
+    schemas = await _schemas(engine, None)
+
+    async def work(org_id: str) -> bool:
+        return await send_org_gaps(engine, org_id, schemas[org_id], today)
+
+    done, failed = await each_org("analytics-gaps", schemas, work)
+    totals: dict[str, Any] = {"orgs": len(schemas), "sent": sum(done), "failed": failed}
+    log.info("analytics_gaps", **totals)
+    return totals
+
+
+@actor("analytics.send_gaps", max_retries=3, time_limit=3_600_000)
+async def send_gaps_actor() -> None:
+    totals = await send_gaps()
+    if totals["failed"]:
+        raise CollectIncomplete(f"{totals['failed']} org(s) failed; retrying")
+
+
+register(
+    PeriodicJob(
+        name="analytics-gaps",
+        run=send_gaps,
+        actor_name="analytics.send_gaps",
+        period_seconds=lambda: GAPS_CHECK_SECONDS,
     )
 )

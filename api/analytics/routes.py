@@ -1,5 +1,6 @@
 """``/api/v1/{org}/analytics/…`` and ``/questions/{idOrSlug}/analytics`` (read; issue 17):
-content analytics from the daily aggregates. Publishable keys are refused (403)."""
+content analytics from the daily aggregates; ``/analytics/gaps`` (read) and the acceptance of a
+suggested synonym (admin), issue 38. Publishable keys are refused (403)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from typing import Any
 from quart import Blueprint
 from quart_schema import document_response, tag, validate_querystring
 
-from api.analytics import service
+from api.analytics import gaps, service
 from api.analytics.schemas import (
+    AcceptedSuggestion,
+    GapsAnalytics,
+    GapsQuery,
     QuestionAnalytics,
     QuestionsAnalytics,
     QuestionsQuery,
@@ -17,7 +21,7 @@ from api.analytics.schemas import (
     SearchesQuery,
     WindowQuery,
 )
-from api.http.binding import db, requires_scope
+from api.http.binding import current_org, db, requires_scope
 from api.schemas import Envelope
 from tenancy.clock import utcnow
 
@@ -78,4 +82,41 @@ async def question_analytics(ref: str, query_args: WindowQuery) -> Result:
     """One question's totals in the window and its counts day by day (every day, zeros
     included, oldest first)."""
     data = await service.question_analytics(db(), ref, _window(query_args))
+    return {"data": data}, 200
+
+
+@analytics.get("/analytics/gaps")
+@requires_scope("read")
+@validate_querystring(GapsQuery)
+@document_response(Envelope[GapsAnalytics])
+@tag(TAGS)
+async def gaps_analytics(query_args: GapsQuery) -> Result:
+    """What readers searched for and did not find: content gaps and suggested synonyms.
+
+    ``contentGaps``: clusters of alike searches that found nothing, with counts and examples.
+    ``suggestedSynonyms``: words readers replaced before opening an answer (a search that
+    opened nothing, then the same reader's next search within 10 minutes that did), seen at
+    least twice and not already joined by the org's synonyms or the support lexicon; accept
+    one with ``POST /analytics/gaps/suggestions/{id}/accept``. From the raw searches (kept 90
+    days) of the window, the 100,000 most recent at most; ``limit`` (1..100, default 20)
+    rows of each list; ``locale`` keeps one language."""
+    data = await gaps.gaps_report(
+        db(), _window(query_args), locale=query_args.locale, limit=query_args.limit
+    )
+    return {"data": data}, 200
+
+
+@analytics.post("/analytics/gaps/suggestions/<suggestion>/accept")
+@requires_scope("admin")
+@validate_querystring(WindowQuery)
+@document_response(Envelope[AcceptedSuggestion])
+@tag(TAGS)
+async def accept_suggestion(suggestion: str, query_args: WindowQuery) -> Result:
+    """Add a suggested synonym as a synonym group of its locale (audited, capped by plan).
+
+    The suggestion is found again in the window (``since``/``until`` as for ``GET
+    /analytics/gaps``); 404 ``suggestion_not_found`` when it is not there. Returns the
+    suggestion and the locale's synonym groups after it.
+    """
+    data = await gaps.accept(db(), current_org(), _window(query_args), suggestion)
     return {"data": data}, 200

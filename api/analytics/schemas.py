@@ -113,3 +113,55 @@ class QuestionAnalytics(QuestionTotals):
     since: str
     until: str
     days: list[DayCounts]  # every day of the window, oldest first
+
+
+class GapsQuery(WindowQuery):
+    locale: str | None = Field(default=None, min_length=1, max_length=35)
+    limit: Limit = 20  # rows of each list
+
+
+class GapExample(ResponseModel):
+    query: str
+    searches: int
+
+
+class ContentGap(ResponseModel):
+    locale: str
+    query: str  # the cluster's most searched query
+    searches: int  # searches of every query of the cluster
+    queries: int  # distinct queries in the cluster
+    examples: list[GapExample]
+
+
+class Reformulation(ResponseModel):
+    query: str
+    reformulated_as: str
+    searches: int
+
+
+class SynonymSuggestion(ResponseModel):
+    id: str
+    locale: str
+    members: list[str]
+    searches: int
+    examples: list[Reformulation]
+    opened_question_id: str
+
+
+class GapsAnalytics(ResponseModel):
+    since: str
+    until: str
+    searches_examined: int
+    content_gaps: list[ContentGap]
+    suggested_synonyms: list[SynonymSuggestion]
+
+
+class SynonymsOfLocale(ResponseModel):
+    locale: str
+    groups: list[list[str]]
+    updated_at: str | None
+
+
+class AcceptedSuggestion(ResponseModel):
+    suggestion: SynonymSuggestion
+    synonyms: SynonymsOfLocale

@@ -4,9 +4,10 @@ may import every layer.
 ``build_parser`` declares the commands; each command lives in a module of this package:
 ``processes.py`` (serve, worker, scheduler), ``ops.py`` (migrate, orgs, keys, jobs run),
 ``dev.py`` (the ``faq dev`` supervisor), ``secrets.py`` (secret-key new|rotate) and
-``analytics.py`` (``faq analytics SLUG``). ``dev_services.py``: the servers of a running
-``faq dev``, used by every other command; ``config_errors.py``: a configuration error as one
-line; ``worker_broker.py``: the broker ``faq worker`` runs, logging in the process format.
+``analytics.py`` (``faq analytics SLUG``, ``faq analytics gaps SLUG``). ``dev_services.py``:
+the servers of a running ``faq dev``, used by every other command; ``config_errors.py``: a
+configuration error as one line; ``worker_broker.py``: the broker ``faq worker`` runs,
+logging in the process format.
 Commands import what they need when they run, so ``faq --help`` stays quick.
 """
 
@@ -123,7 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser(
         "analytics", help="an org's top searches, zero-result searches and least helpful answers"
     )
-    report.add_argument("slug")
+    report.add_argument("slug", help="the org, or `gaps` then the org (`faq analytics gaps SLUG`)")
+    report.add_argument("org", nargs="?", help=argparse.SUPPRESS)
     report.add_argument("--limit", type=int, default=10, choices=range(1, 101), metavar="1..100")
     report.set_defaults(func=cmd_analytics)
 

@@ -1,7 +1,10 @@
 """``faq analytics SLUG``: an org's content analytics of the last 30 days for ops in a
 terminal (issue 17): top searches, searches that found nothing and the least helpful answers
 (most unhelpful votes), as plain-text tables with aligned columns, each row with a sparkline
-of its daily trend (oldest day left). Read from the daily aggregates, as the API does."""
+of its daily trend (oldest day left). Read from the daily aggregates, as the API does.
+
+``faq analytics gaps SLUG`` (issue 38): the content gaps and suggested synonyms of the last 30
+days (``GET /analytics/gaps``), as two tables; a suggestion is accepted through the API."""
 
 from __future__ import annotations
 
@@ -123,16 +126,63 @@ def _top_reason(reasons: list[dict[str, Any]]) -> str:
     return f"{_cut(reasons[0]['reason'])} ({reasons[0]['count']})"
 
 
+async def gaps_lines(engine: AsyncEngine, slug: str, limit: int) -> list[str]:
+    """The gaps report's lines; ``tenancy.orgs.OrgNotFound`` for no such org."""
+    from api.analytics import gaps, service
+    from tenancy.clock import utcnow
+    from tenancy.db import tenant_session
+    from tenancy.orgs import get_org
+
+    org = await get_org(engine, slug)
+    span = service.window(None, None, utcnow().date())
+    async with tenant_session(engine, org.schema_name) as session:
+        report = await gaps.gaps_report(session, span, locale=None, limit=limit)
+        await session.rollback()
+    lines = [f"Gaps of {org.slug}: {span.since} to {span.until} (UTC)", ""]
+    lines += ["Content gaps (searches that found nothing)"]
+    lines += render_table(
+        ["QUERY", "LOCALE", "SEARCHES", "QUERIES", "EXAMPLES"],
+        [
+            [
+                _cut(g["query"]),
+                g["locale"],
+                g["searches"],
+                g["queries"],
+                _cut("; ".join(e["query"] for e in g["examples"][1:]) or "-"),
+            ]
+            for g in report["contentGaps"]
+        ],
+    )
+    lines += ["", "Suggested synonyms (accept: POST /analytics/gaps/suggestions/ID/accept)"]
+    lines += render_table(
+        ["ID", "LOCALE", "MEMBERS", "SEARCHES"],
+        [
+            [s["id"], s["locale"], _cut(" = ".join(s["members"])), s["searches"]]
+            for s in report["suggestedSynonyms"]
+        ],
+    )
+    return lines
+
+
 def cmd_analytics(args: argparse.Namespace) -> int:
     from tenancy.orgs import OrgNotFound
 
+    # ``faq analytics gaps SLUG``: the second word names the org.
+    gaps_of = args.slug == "gaps" and args.org is not None
+    slug = args.org if gaps_of else args.slug
+    if args.org is not None and not gaps_of:
+        print(f"unknown report {args.slug!r} (try: faq analytics gaps SLUG)", file=sys.stderr)
+        return 2
+
     async def work(engine: AsyncEngine) -> list[str]:
-        return await analytics_report(engine, args.slug, args.limit)
+        if gaps_of:
+            return await gaps_lines(engine, slug, args.limit)
+        return await analytics_report(engine, slug, args.limit)
 
     try:
         lines = run_with_engine(work)
     except OrgNotFound:
-        print(f"no org {args.slug!r}", file=sys.stderr)
+        print(f"no org {slug!r}", file=sys.stderr)
         return 1
     print("\n".join(lines))
     return 0
