@@ -80,12 +80,13 @@ def script_stopword(word: str) -> bool:
     return _DIACRITICS.sub("", word) in SCRIPT_STOPWORDS.get(algorithm, frozenset())
 
 
-def script_words(text: str) -> tuple[dict[str, list[str]], frozenset[str]]:
+def script_words(text: str) -> tuple[dict[str, list[str]], frozenset[str], dict[str, str]]:
     """For the words of ``text`` in a script stemmed before folding (Arabic, Greek, ...):
-    each folded token -> the folded lexemes of its word's stem, and the folded tokens of the
-    words that are stopwords of that language."""
+    each folded token -> the folded lexemes of its word's stem, the folded tokens of the
+    words that are stopwords of that language, and each token -> its word as written."""
     stems: dict[str, list[str]] = {}
     stop: set[str] = set()
+    written: dict[str, str] = {}
     for raw in RAW_WORD.findall(text):
         lexemes = script_stem(raw)
         if lexemes is None:
@@ -96,8 +97,9 @@ def script_words(text: str) -> tuple[dict[str, list[str]], frozenset[str]]:
             continue
         for token in tokens:
             stems.setdefault(token, lexemes)
+            written.setdefault(token, raw)
     stop.difference_update(stems)  # a token also part of a meaningful word stays
-    return stems, frozenset(stop)
+    return stems, frozenset(stop), written
 
 
 # The PostgreSQL configuration's Snowball algorithm of each stemmed language (``api.search``).
@@ -226,9 +228,10 @@ class Corrector:
         """Whether ``word`` is a lexeme of the org's vocabulary."""
         return word in self._org.frequencies
 
-    def correct(self, word: str) -> str | None:
-        """The word ``word`` was probably meant to be, or None."""
-        budget = typo_budget(word)
+    def correct(self, word: str, budget: int | None = None) -> str | None:
+        """The word ``word`` was probably meant to be, or None (``budget``: the edits allowed,
+        by default ``typo_budget(word)``)."""
+        budget = typo_budget(word) if budget is None else budget
         if budget == 0 or not word.isalpha() or word in self._org.frequencies:
             return None
         if self._general is not None and word in self._general.frequencies:
@@ -290,7 +293,7 @@ def analyse(
     org's vocabulary knows neither."""
     words = words_of(q)
     stemmer = stemmer_for(locale)
-    scripted, script_stop = script_words(q)
+    scripted, script_stop, scripted_raw = script_words(q)
     stopwords = stopwords | script_stop | query_stopwords(locale)
     corrections: dict[str, str] = {}
     if corrector is not None:
@@ -299,7 +302,16 @@ def analyse(
                 continue
             if word in script_stop:
                 continue
-            if word in scripted and any(corrector.knows(lx) for lx in scripted[word]):
+            if word in scripted:
+                # Neither the word nor its stem is known: the stem is corrected, with the
+                # budget of the word as written (folded, Arabic drops its short vowels).
+                stems = scripted[word]
+                if not any(corrector.knows(lx) for lx in stems):
+                    budget = typo_budget(scripted_raw[word])
+                    fixed_stems = [corrector.correct(lx, budget) or lx for lx in stems]
+                    if fixed_stems != stems:
+                        corrections[word] = " ".join(fixed_stems)
+                        scripted[word] = fixed_stems
                 continue
             if stemmer is not None and corrector.knows(stemmer.stemWord(word)):
                 continue  # an inflection the org does not write ("rembourser"), not a typo

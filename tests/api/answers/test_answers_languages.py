@@ -79,6 +79,10 @@ async def test_a_typo_in_an_arabic_word_is_corrected_against_the_orgs_words(
     # One letter dropped in "المرور" (password): corrected against the org's own words.
     found = await answers(org, "نسيت كلمة المرر", "ar")
     assert found and found[0]["question"]["id"] == made["password"]
+    # One letter changed in "أموالي" (my money): folded, the word has four letters (no typo
+    # allowed), but it has six as written: its stem is corrected ("mwt" -> "mwl").
+    found = await answers(org, "أريد أمواتي", "ar")
+    assert found and found[0]["question"]["id"] == made["refund"]
 
 
 FR_FAQ = (
