@@ -243,6 +243,7 @@ GAPS_EVENT = "analytics.gaps"
 GAPS_CHECK_SECONDS = 3_600.0  # checked hourly; each org gets one event per ISO week
 GAPS_DAYS = 7
 GAPS_SENT_TTL_SECONDS = 9 * 86_400
+GAPS_UNSUBSCRIBED_RECHECK_SECONDS = 86_400
 _SUBSCRIBED = text(
     "SELECT EXISTS (SELECT 1 FROM webhooks WHERE deleted_at IS NULL AND active"
     " AND :event = ANY(events)) AS subscribed"
@@ -257,7 +258,9 @@ def gaps_sent_key(org_id: str, today: date) -> str:
 async def send_org_gaps(engine: AsyncEngine, org_id: str, schema: str, today: date) -> bool:
     """One org: unless sent this ISO week or no active webhook subscribes to it, the
     ``analytics.gaps`` event of the last ``GAPS_DAYS`` full days (UTC), written to the org's
-    outbox (the relay delivers it); the week is marked after the commit."""
+    outbox (the relay delivers it); the week is marked after the commit. An org without a
+    subscriber is looked at again a day later (a webhook subscribed meanwhile gets the
+    week's event then)."""
     client = loop_client()
     key = gaps_sent_key(org_id, today)
     if await client.exists(key):
@@ -267,6 +270,8 @@ async def send_org_gaps(engine: AsyncEngine, org_id: str, schema: str, today: da
         subscribed = (await session.execute(_SUBSCRIBED, {"event": GAPS_EVENT})).scalar()
         if not subscribed:
             await session.rollback()
+            # Looked at again in a day, not every hour (most orgs never subscribe).
+            await client.set(key, "0", ex=GAPS_UNSUBSCRIBED_RECHECK_SECONDS)
             return False
         report = await gaps.gaps_report(session, span, locale=None)
         await record_event(session, org_id, GAPS_EVENT, report)
