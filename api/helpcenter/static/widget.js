@@ -183,8 +183,15 @@ mark { background: #fff1a8; color: #1b1b1b; padding: 0 .1em; }
       this.render();
     }
 
+    disconnectedCallback() {
+      clearTimeout(this.timer);
+      if (this.controller) this.controller.abort();
+      this.rendered = false;
+    }
+
+    // Attributes set before the element is in a page are read when it is (connectedCallback).
     attributeChangedCallback() {
-      if (this.isConnected) this.render();
+      if (this.rendered) this.render();
     }
 
     // ---- configuration -------------------------------------------------------------------
@@ -214,10 +221,15 @@ mark { background: #fff1a8; color: #1b1b1b; padding: 0 .1em; }
       if (!key) return this.t("This help widget is not set up: it needs %(attribute)s.", {
         attribute: "key (data-key: faq_pk_…)",
       });
-      if (!key.startsWith("faq_pk_")) {
+      if (key.startsWith("faq_") && !key.startsWith("faq_pk_")) {
         return this.t(
           "This help widget cannot use a secret key. Use the organization's publishable key (faq_pk_…).",
         );
+      }
+      if (!key.startsWith("faq_pk_")) {
+        return this.t("This help widget is not set up: it needs %(attribute)s.", {
+          attribute: "key (data-key: faq_pk_…)",
+        });
       }
       if (!this.apiBase()) return this.t("This help widget is not set up: it needs %(attribute)s.", {
         attribute: "api (data-api: https://…)",
@@ -238,6 +250,9 @@ mark { background: #fff1a8; color: #1b1b1b; padding: 0 .1em; }
 
     // ---- rendering ------------------------------------------------------------------------
     render() {
+      this.rendered = true;
+      clearTimeout(this.timer);
+      if (this.controller) this.controller.abort();
       const root = this.shadowRoot;
       for (const node of [...root.childNodes]) if (node.nodeName !== "STYLE") node.remove();
       const locale = this.locale;
@@ -280,7 +295,7 @@ mark { background: #fff1a8; color: #1b1b1b; padding: 0 .1em; }
       launcher.addEventListener("click", () => (panel.hidden ? this.open() : this.close()));
       close.addEventListener("click", () => this.close());
       input.addEventListener("input", () => this.queue());
-      panel.addEventListener("keydown", (event) => this.key(event));
+      frame.addEventListener("keydown", (event) => this.key(event));
     }
 
     open() {
@@ -298,6 +313,7 @@ mark { background: #fff1a8; color: #1b1b1b; padding: 0 .1em; }
     // Escape closes (focus back on the launcher); the arrows move between the box and the
     // results' titles.
     key(event) {
+      if (this.panel.hidden) return;
       if (event.key === "Escape") {
         event.preventDefault();
         this.close();

@@ -306,3 +306,36 @@ def test_the_widget_takes_the_orgs_colour_with_readable_text(
     )
     assert colors == ["rgb(255, 214, 10)", "rgb(0, 0, 0)"]  # black reads on yellow
     assert serious(seen.page) == []
+
+
+def test_an_element_of_its_own_takes_its_own_locale_beside_the_tags_widget(
+    site: Site, org: Org, visit: Any
+) -> None:
+    element = f'<faq-widget org="{org.slug}" key="{org.public_key}" locale="fr"></faq-widget>'
+    html = widget_page(org.base, org.slug, org.public_key).replace("</main>", element + "</main>")
+    seen = visit(site, html)
+    widgets = seen.page.locator("faq-widget")
+    expect(widgets).to_have_count(2)
+    english, french = widgets.nth(0), widgets.nth(1)
+    expect(english.locator(".launcher")).to_have_text("Help")
+    expect(french.locator(".launcher")).to_have_text("Aide")
+    french.locator(".launcher").click()
+    french.locator("input").fill("suivre ma commande")
+    expect(french.locator(".result h3")).to_have_text(
+        ["Comment suivre ma commande ?"], timeout=15_000
+    )
+    assert english.locator(".panel").is_hidden()  # each widget is its own
+    # Escape with the focus back on the button (not in the panel) closes it too.
+    french.locator(".launcher").focus()
+    seen.page.keyboard.press("Escape")
+    expect(french.locator(".panel")).to_be_hidden()
+    assert serious(seen.page) == []
+    assert seen.errors == []
+
+
+def test_a_key_that_is_not_a_key_is_named(site: Site, org: Org, visit: Any) -> None:
+    seen = visit(site, widget_page(org.base, org.slug, "not-a-key"))
+    problem = seen.page.locator("faq-widget .problem")
+    expect(problem).to_contain_text(MISSING)
+    expect(problem).to_contain_text("faq_pk_")
+    assert [u for u in seen.requested if "/api/" in u] == []
