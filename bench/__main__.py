@@ -506,6 +506,11 @@ class Bench:
                 ("analytics", self.rows_of("analytics", "analytics_rows")),
                 # issue 28: how well /answers finds what a person means, beside its baselines
                 ("answers", self.rows_of("answers.over_http", "answers_quality_rows")),
+                # issue 38: /answers in Arabic (held to English) and French readers
+                (
+                    "answers-languages",
+                    self.rows_of("answers_languages", "answers_languages_rows"),
+                ),
                 # issue 28: query embedding CPU, create cost with embeddings, nearest at 100k
                 ("embeddings", self.rows_of("embeddings", "embeddings_rows")),
                 # issue 28: /answers p95 at 100,000 embedded questions, cache off

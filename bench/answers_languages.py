@@ -288,10 +288,24 @@ SCENARIOS = [
 ]
 
 
-def questions_of(s: Scenario, split: str) -> tuple[list[Entry], list[Question], list[Question]]:
+def questions_of(
+    s: Scenario, split: str, limit: int | None = None
+) -> tuple[list[Entry], list[Question], list[Question]]:
+    """The entries, and the split's answerable and unanswerable questions (``limit``: a fixed
+    subset of at most that many answerable ones, and a proportional share of the others)."""
     entries, questions = load_xquad() if s.kind == "xquad" else load_tatoeba()
     qs = [q for q in questions if split == "all" or q.split == split]
-    return entries, [q for q in qs if q.answerable], [q for q in qs if not q.answerable]
+    answerable = [q for q in qs if q.answerable]
+    unanswerable = [q for q in qs if not q.answerable]
+    if limit is not None and limit < len(answerable):
+
+        def order(q: Question) -> str:
+            return hashlib.sha256(f"languages-order:{q.text['en']}".encode()).hexdigest()
+
+        share = limit / len(answerable)
+        unanswerable = sorted(unanswerable, key=order)[: round(share * len(unanswerable))]
+        answerable = sorted(answerable, key=order)[:limit]
+    return entries, answerable, unanswerable
 
 
 def query_texts(s: Scenario, qs: list[Question]) -> tuple[list[str], list[str]]:
@@ -305,8 +319,10 @@ def served_text(s: Scenario, e: Entry) -> tuple[str, str]:
     return e.title[lang], e.answer[lang]
 
 
-def offline(s: Scenario, split: str, use: Any | None) -> dict[str, Metrics]:
-    entries, answerable, unanswerable = questions_of(s, split)
+def offline(
+    s: Scenario, split: str, use: Any | None, limit: int | None = None
+) -> dict[str, Metrics]:
+    entries, answerable, unanswerable = questions_of(s, split, limit)
     loaded = [e for e in entries if e.in_faq]
     docs = {e.id: served_text(s, e) for e in loaded}
     dev_unans = [q.text[s.reader] for q in questions_of(s, "dev")[2]]
@@ -374,7 +390,9 @@ def _load_org(world: Any, base: str, s: Scenario, slug: str) -> tuple[str, dict[
     return key, entry_of
 
 
-def over_http(world: Any, base: str, s: Scenario, split: str, slug: str) -> Metrics:
+def over_http(
+    world: Any, base: str, s: Scenario, split: str, slug: str, limit: int | None = None
+) -> Metrics:
     from bench.http import call
 
     key, entry_of = _load_org(world, base, s, slug)
@@ -398,11 +416,61 @@ def over_http(world: Any, base: str, s: Scenario, split: str, slug: str) -> Metr
 
         return list(await asyncio.gather(*(one(t) for t in texts)))
 
-    _, answerable, unanswerable = questions_of(s, split)
+    _, answerable, unanswerable = questions_of(s, split, limit)
     plain, typos = query_texts(s, answerable)
     a, t = asyncio.run(many(plain)), asyncio.run(many(typos))
     u = asyncio.run(many([q.text[s.reader] for q in unanswerable]))
     return metrics([(q.entry, x, y) for q, x, y in zip(answerable, a, t, strict=True)], u)
+
+
+QUICK_LIMIT = 80  # answerable questions per scenario in quick mode (a fixed subset)
+TARGET_RATIO = 0.85  # the issue's target: non-English P@1 within 15% of English
+
+
+def answers_languages_rows(bench: Any) -> list[dict[str, Any]]:
+    """The ``make bench`` row ``answers-languages``: each scenario's ``/answers`` on the
+    bench's server (response cache off), beside BM25 and the USE v3 cosine of the same run;
+    Arabic held to English's P@1 on the same questions. Quick mode: the XQuAD scenarios and
+    the French cross-lingual one, ``QUICK_LIMIT`` questions each."""
+    scenarios = [s for s in SCENARIOS if not bench.quick or s.name in _QUICK]
+    use = use_model()
+    base = bench.uncached.base
+    results: dict[str, dict[str, Metrics]] = {}
+    for n, s in enumerate(scenarios):
+        limit = QUICK_LIMIT if bench.quick else None
+        found = offline(s, "test", use, limit)
+        slug = f"bench-languages-{n}"
+        found["/answers"] = over_http(bench.world, base, s, "test", slug, limit)
+        results[s.name] = found
+    english = results["xquad en"]["/answers"].p_at_1
+    rows: list[dict[str, Any]] = []
+    for name, methods in results.items():
+        mine = methods["/answers"]
+        bm25 = methods["BM25 (title+answer)"]
+        use_m = methods.get("USE multilingual v3 cosine")
+        held = name.startswith("xquad ar") or name.startswith("xquad en+ar")
+        rows.append(
+            {
+                "name": f"answers {name} P@1",
+                "measured_as": (
+                    f"GET /answers, {mine.answerable} questions + {mine.unanswerable} "
+                    f"unanswerable; MRR@5 {mine.mrr_at_5:.3f}, typo drop {mine.typo_drop:.1%}, "
+                    f"unanswerable not confident {mine.unanswerable_not_confident:.1%}, "
+                    f"confident+right {mine.answerable_confident_right:.1%}; ref: BM25"
+                    + (f"; USE v3 {use_m.p_at_1:.3f}" if use_m else "")
+                ),
+                "figure": mine.p_at_1,
+                "reference": bm25.p_at_1,
+                "unit": "share",
+                "target": f">= {TARGET_RATIO} x English ({english:.3f})" if held else "info",
+                "met": (mine.p_at_1 >= TARGET_RATIO * english) if held else None,
+                "methods": {m: vars(x) for m, x in methods.items()},
+            }
+        )
+    return rows
+
+
+_QUICK = ("xquad en", "xquad ar", "tatoeba en, fr reader (cross-lingual)")
 
 
 def run(split: str, with_http: bool) -> dict[str, dict[str, Metrics]]:
