@@ -333,11 +333,11 @@ _GROUPS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
     },
     "invite": {
-        "en": ("invite", "invites", "inviting", "invitation", "invitations", "add"),
-        "fr": ("inviter", "invitation", "invitations", "ajouter"),
-        "de": ("einladen", "einladung", "einladungen", "hinzufugen"),
-        "es": ("invitar", "invitacion", "invitaciones", "anadir", "agregar"),
-        "ar": ("دعوة", "أدعو", "ادعو", "إضافة", "اضافة", "أضيف"),
+        "en": ("invite", "invites", "inviting", "invitation", "invitations"),
+        "fr": ("inviter", "invitation", "invitations"),
+        "de": ("einladen", "einladung", "einladungen"),
+        "es": ("invitar", "invitacion", "invitaciones"),
+        "ar": ("دعوة", "أدعو", "ادعو"),
     },
     "invoice": {
         "en": ("invoice", "invoices", "receipt", "receipts", "bill", "bills", "billing statement"),
@@ -389,33 +389,12 @@ _GROUPS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "ar": ("حذف حسابي", "حذف الحساب", "إغلاق حسابي", "إغلاق الحساب", "تعطيل حسابي"),
     },
-    "change": {
-        "en": ("change", "update", "edit", "modify"),
-        "fr": ("changer", "modifier", "mettre a jour"),
-        "de": ("andern", "aktualisieren", "bearbeiten"),
-        "es": ("cambiar", "modificar", "actualizar", "editar"),
-        "ar": ("تغيير", "تعديل", "تحديث"),
-    },
     "payment-method": {
         "en": ("credit card", "card", "payment method", "payment details", "debit card"),
         "fr": ("carte bancaire", "carte de credit", "moyen de paiement", "carte"),
         "de": ("kreditkarte", "zahlungsmethode", "zahlungsart", "karte"),
         "es": ("tarjeta de credito", "tarjeta", "metodo de pago", "forma de pago"),
         "ar": ("بطاقة الائتمان", "البطاقة", "طريقة الدفع", "بطاقة"),
-    },
-    "reset": {
-        "en": ("reset", "forgot", "forgotten", "recover", "lost"),
-        "fr": ("reinitialiser", "oublie", "perdu"),
-        "de": ("zurucksetzen", "vergessen", "verloren", "wiederherstellen"),
-        "es": ("restablecer", "olvide", "olvidado", "perdi"),
-        "ar": ("نسيت", "إعادة تعيين", "استعادة"),
-    },
-    "email-address": {
-        "en": ("email", "e-mail", "email address", "mail address"),
-        "fr": ("e-mail", "email", "courriel", "adresse mail", "adresse e-mail"),
-        "de": ("e-mail", "email", "mail-adresse", "e-mail-adresse"),
-        "es": ("correo", "correo electronico", "email", "e-mail"),
-        "ar": ("البريد الإلكتروني", "الإيميل", "ايميل", "بريدي"),
     },
     "upgrade": {
         "en": (
