@@ -41,6 +41,9 @@ SETTINGS_DEFAULT_HC = {
     "legalText": None,
     "labels": {},
     "logoUrl": None,
+    # The contact link and the cards' icons (issue 41).
+    "contactUrl": None,
+    "categoryIcons": {},
 }
 
 
