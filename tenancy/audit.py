@@ -98,6 +98,23 @@ async def audit_change(
     await record_events(session, org_id, [(AUDIT_EVENT, payload)])
 
 
+async def audit_settings(
+    session: AsyncSession, org_id: str, actor: Actor, before: Any, after: Any
+) -> None:
+    """A change of the org's settings (its fields, the workflow, synonyms, the lexicon's
+    switches): an ``updated`` entry of resource ``settings`` with no ``resourceId``."""
+    await audit_change(
+        session,
+        org_id,
+        resource="settings",
+        resource_id=None,
+        action="updated",
+        actor=actor,
+        before=before,
+        after=after,
+    )
+
+
 class OrgAuditEntry(TenantBase):
     """An entry of the org's audit log (written by the relay, read by ``GET …/audit``)."""
 

@@ -27,7 +27,7 @@ from api.errors import ValidationFailed, field_error
 from api.search import fold
 from billing.errors import PlanLimitReached
 from billing.plans import Plan, caps_for
-from tenancy.audit import audit_change
+from tenancy.audit import audit_settings
 from tenancy.clock import iso, utcnow
 from tenancy.db import org_path, read_records
 from tenancy.principal import Principal
@@ -197,25 +197,10 @@ async def put_synonyms(
     await session.execute(statement)
     old = before.groups if before is not None else []
     if old != clean:
-        await _audit(session, org, {"synonyms": {chosen: old}}, {"synonyms": {chosen: clean}})
+        await audit_settings(
+            session, org.id, org.actor, {"synonyms": {chosen: old}}, {"synonyms": {chosen: clean}}
+        )
     return public(chosen, clean, iso(now))
-
-
-async def _audit(
-    session: AsyncSession, org: Principal, before: dict[str, Any], after: dict[str, Any]
-) -> None:
-    """A change of synonyms or of the lexicon's switches: an ``updated`` entry of the org's
-    settings in its audit log (``before``/``after``: the locale's groups, or the ids off)."""
-    await audit_change(
-        session,
-        org.id,
-        resource="settings",
-        resource_id=None,
-        action="updated",
-        actor=org.actor,
-        before=before,
-        after=after,
-    )
 
 
 def public(locale: str, groups: list[list[str]], updated_at: str | None) -> dict[str, Any]:
@@ -272,5 +257,7 @@ async def put_lexicon(
     )
     await session.execute(statement)
     if old != off:
-        await _audit(session, org, {"lexiconOff": {chosen: old}}, {"lexiconOff": {chosen: off}})
+        await audit_settings(
+            session, org.id, org.actor, {"lexiconOff": {chosen: old}}, {"lexiconOff": {chosen: off}}
+        )
     return lexicon_public(chosen, frozenset(off), iso(now))

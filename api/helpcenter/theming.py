@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.errors import ValidationFailed, field_error
 from api.settings import help_center
-from tenancy.audit import audit_change
+from tenancy.audit import audit_settings
 from tenancy.clock import utcnow
 from tenancy.db import TENANT_SCHEMA_PLACEHOLDER
 from tenancy.generations import note_write
@@ -37,7 +37,6 @@ from tenancy.principal import Principal
 
 MAX_LOGO_BYTES = 256 * 1024  # the table's check constraint holds the same bound
 FIELD = "logo"
-SETTINGS_RESOURCE = "settings"
 
 # Tenant revision 0014, for statements only (as ``api.helpcenter.visitors``' tables).
 logos = Table(
@@ -102,15 +101,12 @@ async def _set_logo(
         await session.execute(
             sql_update(Organization).where(Organization.id == org.id).values(help_center=stored)
         )
-        await audit_change(
+        await audit_settings(
             session,
             org.id,
-            resource=SETTINGS_RESOURCE,
-            resource_id=None,
-            action="updated",
-            actor=org.actor,
-            before={help_center.FIELD: {"logoUrl": before["logoUrl"]}},
-            after={help_center.FIELD: {"logoUrl": after["logoUrl"]}},
+            org.actor,
+            {help_center.FIELD: {"logoUrl": before["logoUrl"]}},
+            {help_center.FIELD: {"logoUrl": after["logoUrl"]}},
         )
         await notify_tenancy_changed(session, org.id)
         note_write(session.info, None)  # cached pages show the logo's URL

@@ -13,7 +13,7 @@ from api.errors import ValidationFailed, field_error
 from api.reviews.models import WorkflowSettings
 from billing.errors import PlanRequired
 from billing.plans import Plan, allows_review
-from tenancy.audit import audit_change
+from tenancy.audit import audit_settings
 from tenancy.clock import utcnow
 from tenancy.principal import Principal
 from tenancy.transactions import per_transaction
@@ -72,16 +72,7 @@ async def update_workflow(session: AsyncSession, org: Principal, changes: Any) -
             set_={"require_review": value, "updated_at": utcnow()},
         )
     )
-    per_transaction(session, _CACHED, dict[str, bool])["value"] = value
+    note_require_review(session, value)
     after = {"requireReview": value}
-    await audit_change(
-        session,
-        org.id,
-        resource="settings",
-        resource_id=None,
-        action="updated",
-        actor=org.actor,
-        before={FIELD: before},
-        after={FIELD: after},
-    )
+    await audit_settings(session, org.id, org.actor, {FIELD: before}, {FIELD: after})
     return after

@@ -25,7 +25,7 @@ from api.settings import help_center
 from api.translations.models import CategoryTranslation, QuestionTranslation
 from billing.errors import PlanLimitReached
 from billing.plans import Plan, cap_of
-from tenancy.audit import audit_change, record_audit
+from tenancy.audit import audit_settings, record_audit
 from tenancy.generations import note_write
 from tenancy.keys import notify_tenancy_changed
 from tenancy.models import Organization
@@ -33,7 +33,6 @@ from tenancy.principal import Principal
 from tenancy.transactions import once_per_transaction
 
 AUDIT_ACTION = "settings_changed"  # the category-era ``audit_log`` (resource "organization")
-SETTINGS_RESOURCE = "settings"  # the org's audit log (resourceId: null, action "updated")
 
 
 def _public(default_locale: str, locales: list[str], hc: dict[str, Any]) -> dict[str, Any]:
@@ -190,16 +189,7 @@ async def update_settings(
         after=changed_after,
     )
     if changed_after:  # not a rewrite of the stored help center that clients cannot see
-        await audit_change(
-            session,
-            org.id,
-            resource=SETTINGS_RESOURCE,
-            resource_id=None,
-            action="updated",
-            actor=org.actor,
-            before=changed_before,
-            after=changed_after,
-        )
+        await audit_settings(session, org.id, org.actor, changed_before, changed_after)
     await notify_tenancy_changed(session, org.id)
     # Reads negotiate their language among the enabled locales, and help center pages show
     # its title and colour: cached bodies must go.
