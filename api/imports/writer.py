@@ -104,6 +104,19 @@ def _failure(exc: Exception) -> tuple[str, str]:
     return exc.details[0]["field"] if exc.details else "item", f"{exc.code}: {exc.message}"
 
 
+def _source_times(item: Any, current: Any) -> tuple[Any, Any] | None:
+    """The (created, updated) times the source gives ``item``, or None when it gives none or
+    they are those of ``current`` (the row as it is, if any)."""
+    if item.created_at is None and item.updated_at is None:
+        return None
+    if current is not None and (
+        item.created_at in (None, current.created_at)
+        and item.updated_at in (None, current.updated_at)
+    ):
+        return None
+    return item.created_at, item.updated_at
+
+
 class Writer:
     """Writes items for one org; remembers the categories it resolved (ids only)."""
 
@@ -218,14 +231,8 @@ class Writer:
     ) -> None:
         """The source's times for the resource ``id_`` (written by ``_flush_times``); an
         existing resource only when they differ from its own."""
-        if item.created_at is None and item.updated_at is None:
-            return
-        if current is not None and (
-            item.created_at in (None, current.created_at)
-            and item.updated_at in (None, current.updated_at)
-        ):
-            return
-        self._times[(kind, id_)] = (item.created_at, item.updated_at)
+        if (times := _source_times(item, current)) is not None:
+            self._times[(kind, id_)] = times
 
     async def _flush_times(self, session: AsyncSession) -> None:
         """One UPDATE per table of the batch's resources whose source said when they were
@@ -256,14 +263,8 @@ class Writer:
     ) -> None:
         """``_keep_times`` of a translation (``before``: its row before this write, if any
         and unchanged by it)."""
-        if item.created_at is None and item.updated_at is None:
-            return
-        if before is not None and (
-            item.created_at in (None, before.created_at)
-            and item.updated_at in (None, before.updated_at)
-        ):
-            return
-        self._translation_times[(kind, id_, locale)] = (item.created_at, item.updated_at)
+        if (times := _source_times(item, before)) is not None:
+            self._translation_times[(kind, id_, locale)] = times
 
     async def _flush_translation_times(self, session: AsyncSession) -> None:
         times, self._translation_times = self._translation_times, {}
