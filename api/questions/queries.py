@@ -133,6 +133,8 @@ def _prebuilt_statement(kind: str, locale: str, flag: bool) -> Select[Any]:
 
 
 Locked = tuple[Question, dict[str, Any] | None]
+# The draft's columns beside a locked question (built once: the lock is on every write's path).
+_LOCK_DRAFT = read_drafts.draft_returning()
 
 
 def _locked(session: AsyncSession) -> dict[str, Locked]:
@@ -162,7 +164,7 @@ async def load_locked(session: AsyncSession, ref: str) -> Locked:
     if held is not None and not inspect(held[0]).expired_attributes:
         return held
     stmt = (
-        select(Question, *read_drafts.draft_returning())
+        select(Question, *_LOCK_DRAFT)
         .where(LIVE, _by_ref(ref))
         .with_for_update(of=Question)
     )
