@@ -18,11 +18,12 @@ from tests.fixtures.orgs import OrgClient
 pytestmark = pytest.mark.slow
 
 
-async def load_faq(org: OrgClient) -> dict[str, str]:
-    """The FAQ through the API: question id -> entry id."""
+async def load_faq(org: OrgClient, *source: Any) -> dict[str, str]:
+    """The FAQ (``faq_entries(*source)``: the evaluation's, by default) through the API:
+    question id -> entry id."""
     categories: dict[str, str] = {}
     entry_of: dict[str, str] = {}
-    for e in faq_entries():
+    for e in faq_entries(*source):
         if e.category not in categories:
             r = await org.post("/categories", json={"name": e.category})
             assert r.status_code == 201, await r.get_json()

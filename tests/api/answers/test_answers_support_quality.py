@@ -15,10 +15,10 @@ from bench.answers_quality import (
     TARGET_SUPPORT_P_AT_1,
     Ranked,
     evaluate,
-    faq_entries,
     load_support_set,
 )
 from tasks.embeddings import backfill_org
+from tests.api.answers.test_answers_quality import load_faq as load_evaluation_faq
 from tests.fixtures.orgs import OrgClient
 
 pytestmark = pytest.mark.slow
@@ -26,23 +26,7 @@ pytestmark = pytest.mark.slow
 
 async def load_faq(org: OrgClient) -> dict[str, str]:
     """The support FAQ through the API: question id -> entry id."""
-    categories: dict[str, str] = {}
-    entry_of: dict[str, str] = {}
-    for e in faq_entries(SUPPORT_FAQ):
-        if e.category not in categories:
-            r = await org.post("/categories", json={"name": e.category})
-            assert r.status_code == 201, await r.get_json()
-            categories[e.category] = (await r.get_json())["data"]["id"]
-        body = {
-            "title": e.title,
-            "answer": e.answer,
-            "categoryId": categories[e.category],
-            "status": "published",
-        }
-        r = await org.post("/questions", json=body, scope="write")
-        assert r.status_code == 201, await r.get_json()
-        entry_of[(await r.get_json())["data"]["id"]] = e.id
-    return entry_of
+    return await load_evaluation_faq(org, SUPPORT_FAQ)
 
 
 async def test_support_phrasings_meet_the_target_with_no_org_synonyms(
