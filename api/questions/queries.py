@@ -163,11 +163,7 @@ async def load_locked(session: AsyncSession, ref: str) -> Locked:
     held = _locked(session).get(ref)
     if held is not None and not inspect(held[0]).expired_attributes:
         return held
-    stmt = (
-        select(Question, *_LOCK_DRAFT)
-        .where(LIVE, _by_ref(ref))
-        .with_for_update(of=Question)
-    )
+    stmt = select(Question, *_LOCK_DRAFT).where(LIVE, _by_ref(ref)).with_for_update(of=Question)
     row = (await session.execute(stmt)).first()
     if row is None:
         raise QuestionNotFound()
