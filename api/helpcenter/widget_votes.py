@@ -55,7 +55,7 @@ class VoteOut(ResponseModel):
 @validate_request(VoteIn)
 @document_response(Envelope[VoteOut])
 async def vote(ref: str, data: VoteIn) -> tuple[dict[str, Any], int]:
-    """A reader's answer to "Was this helpful?" about a published question.
+    """Record whether a published question helped a reader (a Yes or No vote).
 
     For the widget and the org's own pages, with the publishable key: one vote per reader
     (their address, hashed) and question; a second one replaces the first. ``reason`` (at

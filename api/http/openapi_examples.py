@@ -103,6 +103,7 @@ REQUEST_EXAMPLES: dict[tuple[str, str], Any] = {
         "locale": "en",
         "groups": [["refund", "money back", "reimbursement"], ["sign in", "log in"]],
     },
+    ("put", "/api/v1/{org}/synonyms/lexicon"): {"locale": "en", "disabled": ["pricing"]},
     ("post", "/api/v1/{org}/members"): {
         "email": "ada@example.com",
         "name": "Ada Lovelace",

@@ -56,6 +56,9 @@ BODY_ROUTES = [
     ("PATCH", "/settings/workflow"),
     ("PUT", "/synonyms"),
     ("PUT", "/questions/{question}/draft"),
+    # The support lexicon's switches (issue 38) and a reader's vote (issue 41: the widget).
+    ("PUT", "/synonyms/lexicon"),
+    ("POST", "/questions/{question}/votes"),
 ]
 # Routes whose body is optional (issue 30: a comment, reviewers, a publish time): an empty
 # body is no body, not invalid JSON (tests/api/questions/test_drafts.py, test_review.py).
