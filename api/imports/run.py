@@ -21,6 +21,7 @@ from api.imports.formats import FORMATS
 from api.imports.items import Item, MalformedUpload
 from api.imports.links import RULES
 from api.imports.models import Import
+from api.imports.references import DeferredLink
 from api.imports.report import OUTCOMES, Report
 from api.imports.service import (
     CANCELLED,
@@ -29,7 +30,7 @@ from api.imports.service import (
     import_public,
 )
 from api.imports.upload import UploadReader, chunk_fetcher, drop_upload, parse_in_thread
-from api.imports.writer import DeferredLink, Writer
+from api.imports.writer import Writer
 from api.jobs import claim_queued, org_context, schema_of
 from billing.plans import Plan, import_inflated_bytes
 from tenancy.audit import AUDIT_EVENT

@@ -9,19 +9,16 @@ resource made of it; a live resource is compared and updated (``updated``) or le
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import Table, bindparam, func, select, tuple_, update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.categories import service as categories
 from api.categories.models import Category
 from api.categories.schemas import CategoryCreate
 from api.errors import SlugConflict
-from api.external_ids import ExternalRef
 from api.imports.items import (
     CategoryItem,
     Invalid,
@@ -31,8 +28,9 @@ from api.imports.items import (
     SettingsItem,
     TranslationItem,
 )
-from api.imports.links import Link, Target, destination, kept_issue, page_url
+from api.imports.references import DeferredLink, References
 from api.imports.report import Report, kind_of
+from api.imports.source_times import SourceTimes
 from api.locales import canonical_tag
 from api.questions import service as questions
 from api.questions.batch import NewQuestions
@@ -49,24 +47,8 @@ from tenancy.models import Organization
 from tenancy.principal import Principal
 
 SLUG_TRIES = 20
-# Links to resources later in the file, held until the last batch is written (each a few
-# hundred bytes); past this many, a link keeps its source URL and is reported.
-MAX_DEFERRED_LINKS = 20_000
 CATEGORY_SLUG_MAX = 100
 QUESTION_SLUG_MAX = 200
-
-
-@dataclasses.dataclass(frozen=True)
-class DeferredLink:
-    """A link whose target was not written yet when its item was: its source href is in the
-    stored answer (as ``dest``) until ``Writer.relink`` puts the target's page there."""
-
-    kind: str  # question | translation
-    source: str  # the question's external id (a translation's: the translated question's)
-    locale: str  # of the page linked to (the translation's, or the org's default)
-    link: Link
-    dest: str  # the href as written in the Markdown
-    updated_at: datetime | None  # the source's time of its answer, kept after the rewrite
 
 
 class ItemFailed(Exception):
@@ -82,17 +64,6 @@ def _status_of(question: Question) -> str:
     return question.status
 
 
-def _relinked(markdown: str, new: dict[str, str]) -> str:
-    """``markdown`` with each link destination of ``new`` (as ``Writer._linked`` wrote it:
-    ``](dest)``, ``](dest "title")``, a definition's ``]: dest``) replaced by its page."""
-    markdown += "\n"  # a definition on the last line ends as the others do
-    for dest, url in new.items():
-        for end in (")", " ", "\n"):
-            markdown = markdown.replace(f"]({dest}{end}", f"]({url}{end}")
-            markdown = markdown.replace(f"]: {dest}{end}", f"]: {url}{end}")
-    return markdown[:-1]
-
-
 def _failure(exc: Exception) -> tuple[str, str]:
     """The field and issue of an item's failure, as its report lists them."""
     if isinstance(exc, ItemFailed):
@@ -104,20 +75,7 @@ def _failure(exc: Exception) -> tuple[str, str]:
     return exc.details[0]["field"] if exc.details else "item", f"{exc.code}: {exc.message}"
 
 
-def _source_times(item: Any, current: Any) -> tuple[Any, Any] | None:
-    """The (created, updated) times the source gives ``item``, or None when it gives none or
-    they are those of ``current`` (the row as it is, if any)."""
-    if item.created_at is None and item.updated_at is None:
-        return None
-    if current is not None and (
-        item.created_at in (None, current.created_at)
-        and item.updated_at in (None, current.updated_at)
-    ):
-        return None
-    return item.created_at, item.updated_at
-
-
-class Writer:
+class Writer(References):
     """Writes items for one org; remembers the categories it resolved (ids only)."""
 
     def __init__(self, org: Principal, report: Report) -> None:
@@ -131,12 +89,7 @@ class Writer:
         self._new = NewQuestions()  # this batch's new questions, created together
         self._bulk = False  # True while a batch is written whole (not item by item)
         self.deferred: list[DeferredLink] = []  # links to targets not written yet
-        # This batch's source times to keep: (question | category, id) -> (created, updated)
-        self._times: dict[tuple[str, str], tuple[datetime | None, datetime | None]] = {}
-        # ... and translations': (question | category, resource id, locale) -> the same
-        self._translation_times: dict[
-            tuple[str, str, str], tuple[datetime | None, datetime | None]
-        ] = {}
+        self.times = SourceTimes()  # this batch's source times to keep
 
     # ---- a batch ----------------------------------------------------------------------------
 
@@ -160,7 +113,7 @@ class Writer:
                     outcome = await self._write(session, item, notes)
                     outcomes.append((outcome, kind_of(item), notes))
                 await self._new.flush(session, self.org)
-                await self._flush_times(session)
+                await self.times.flush(session)
                 await self._flush_refs(session)
         except (ItemFailed, ValidationError, ServiceError):
             # The savepoint's writes are gone, but not from the objects the session loaded
@@ -171,12 +124,12 @@ class Writer:
             self._made = 0
             self._bulk = False
             self._new.clear()
-            self._times, self._translation_times = {}, {}
+            self.times.clear()
             del self.deferred[deferred:]
             await self._prefetch(session, items)
             for item in items:
                 await self.write(session, item)
-            await self._flush_times(session)
+            await self.times.flush(session)
             await self._flush_refs(session)
         else:
             self._bulk = False
@@ -187,108 +140,6 @@ class Writer:
         for _ in range(self._made):
             self.report.count("created", "categories")
         self._made = 0
-
-    async def _prefetch(self, session: AsyncSession, items: list[Item]) -> None:
-        self._pending = {}
-        wanted: set[tuple[str, str]] = set()
-        for item in items:
-            if isinstance(item, CategoryItem):
-                wanted.add(("category", item.source))
-            elif isinstance(item, QuestionItem):
-                wanted.add(("question", item.source))
-            elif isinstance(item, TranslationItem):
-                wanted.add((item.kind, item.source))
-        self._refs = dict.fromkeys(wanted)
-        if not wanted:
-            return
-        rows = await session.execute(
-            select(ExternalRef.kind, ExternalRef.external_id, ExternalRef.resource_id).where(
-                tuple_(ExternalRef.kind, ExternalRef.external_id).in_(sorted(wanted))
-            )
-        )
-        for kind, source, resource_id in rows:
-            self._refs[(kind, source)] = resource_id
-
-    async def _flush_refs(self, session: AsyncSession) -> None:
-        if not self._pending:
-            return
-        stmt = insert(ExternalRef).values(
-            [
-                {"kind": kind, "external_id": source, "resource_id": id_}
-                for (kind, source), id_ in sorted(self._pending.items())
-            ]
-        )
-        await session.execute(
-            stmt.on_conflict_do_update(
-                index_elements=[ExternalRef.kind, ExternalRef.external_id],
-                set_={"resource_id": stmt.excluded.resource_id},
-            )
-        )
-        self._pending = {}
-
-    def _keep_times(
-        self, kind: str, id_: str, item: CategoryItem | QuestionItem, current: Any = None
-    ) -> None:
-        """The source's times for the resource ``id_`` (written by ``_flush_times``); an
-        existing resource only when they differ from its own."""
-        if (times := _source_times(item, current)) is not None:
-            self._times[(kind, id_)] = times
-
-    async def _flush_times(self, session: AsyncSession) -> None:
-        """One UPDATE per table of the batch's resources whose source said when they were
-        made and changed (their create or update wrote the time of the import)."""
-        await self._flush_translation_times(session)
-        times, self._times = self._times, {}
-        for kind, model in (("question", Question), ("category", Category)):
-            rows = [
-                {"b_id": id_, "b_created": created, "b_updated": updated}
-                for (k, id_), (created, updated) in sorted(times.items())
-                if k == kind
-            ]
-            if not rows:
-                continue
-            table = cast(Table, model.__table__)
-            await session.execute(
-                update(table)
-                .where(table.c.id == bindparam("b_id"))
-                .values(
-                    created_at=func.coalesce(bindparam("b_created"), table.c.created_at),
-                    updated_at=func.coalesce(bindparam("b_updated"), table.c.updated_at),
-                ),
-                rows,
-            )
-
-    def _keep_translation_times(
-        self, kind: str, id_: str, locale: str, item: TranslationItem, before: Any
-    ) -> None:
-        """``_keep_times`` of a translation (``before``: its row before this write, if any
-        and unchanged by it)."""
-        if (times := _source_times(item, before)) is not None:
-            self._translation_times[(kind, id_, locale)] = times
-
-    async def _flush_translation_times(self, session: AsyncSession) -> None:
-        times, self._translation_times = self._translation_times, {}
-        for kind, model, key in (
-            ("question", QuestionTranslation, "question_id"),
-            ("category", CategoryTranslation, "category_id"),
-        ):
-            rows = [
-                {"b_id": id_, "b_locale": locale, "b_created": created, "b_updated": updated}
-                for (k, id_, locale), (created, updated) in sorted(times.items())
-                if k == kind
-            ]
-            if not rows:
-                continue
-            table = cast(Table, model.__table__)
-            await session.execute(
-                update(table)
-                .where(table.c[key] == bindparam("b_id"), table.c.locale == bindparam("b_locale"))
-                .values(
-                    created_at=func.coalesce(bindparam("b_created"), table.c.created_at),
-                    updated_at=func.coalesce(bindparam("b_updated"), table.c.updated_at),
-                ),
-                rows,
-            )
 
     # ---- one item ---------------------------------------------------------------------------
 
@@ -332,176 +183,6 @@ class Writer:
             return await self._translation(session, item)
         assert isinstance(item, SettingsItem)
         return await self._settings(session, item)
-
-    # ---- links between imported resources (``api/imports/links.py``) ------------------------
-
-    async def _pages(self, session: AsyncSession, targets: set[Target]) -> dict[Target, str]:
-        """The slug of each target written (committed, or in this transaction: a question of
-        this batch's bulk create is flushed first), by target."""
-        ids: dict[Target, str] = {}
-        unknown: set[tuple[str, str]] = set()
-        for target in targets:
-            key = (target.ref_kind, target.source)
-            if key in self._refs:  # this batch's: known, or known to be new
-                if self._refs[key] is not None:
-                    ids[target] = self._refs[key]  # type: ignore[assignment]
-            else:
-                unknown.add(key)
-        if unknown:
-            rows = await session.execute(
-                select(ExternalRef.kind, ExternalRef.external_id, ExternalRef.resource_id).where(
-                    tuple_(ExternalRef.kind, ExternalRef.external_id).in_(sorted(unknown))
-                )
-            )
-            found = {(kind, source): id_ for kind, source, id_ in rows}
-            for target in targets:
-                id_ = found.get((target.ref_kind, target.source))
-                if id_ is not None:
-                    ids[target] = id_
-        if any(id_ in self._new for id_ in ids.values()):
-            await self._new.flush(session, self.org)
-        slugs: dict[str, str] = {}
-        for kind, model in (("question", Question), ("category", Category)):
-            wanted = sorted({id_ for t, id_ in ids.items() if t.kind == kind})
-            if wanted:
-                live = categories.LIVE if kind == "category" else Question.deleted_at.is_(None)
-                pages = await session.execute(
-                    select(model.id, model.slug).where(model.id.in_(wanted), live)
-                )
-                slugs.update({id_: slug for id_, slug in pages})
-        return {t: slugs[id_] for t, id_ in ids.items() if id_ in slugs}
-
-    async def _linked(
-        self,
-        session: AsyncSession,
-        markdown: str,
-        links: list[Link],
-        kind: str,
-        source: str,
-        locale: str,
-        updated_at: datetime | None,
-    ) -> str:
-        """``markdown`` with a URL in each link's placeholder: the target's page when it is
-        written already, else the source's href (and the link deferred to ``relink``)."""
-        pages = await self._pages(session, {link.target for link in links})
-        for link in links:
-            slug = pages.get(link.target)
-            if slug is not None:
-                url = page_url(self.org.slug, locale, link.target.kind, slug, link.fragment)
-            else:
-                url = destination(link.href)
-                if len(self.deferred) < MAX_DEFERRED_LINKS:
-                    self.deferred.append(DeferredLink(kind, source, locale, link, url, updated_at))
-                else:
-                    self.report.warn(Note(source, "answer", kept_issue(link.href)))
-            markdown = markdown.replace(link.placeholder, url)
-        return markdown
-
-    async def relink(self, session: AsyncSession, deferred: list[DeferredLink]) -> None:
-        """The deferred links' targets put in their answers now that every batch is written,
-        through the services (a question gets one revision for it, its source's update time
-        kept); a target still unknown was not imported: its link stays, reported."""
-        pages = await self._pages(session, {d.link.target for d in deferred})
-        by_answer: dict[tuple[str, str, str], list[DeferredLink]] = {}
-        for d in deferred:
-            by_answer.setdefault((d.kind, d.source, d.locale), []).append(d)
-        for (kind, source, locale), links in by_answer.items():
-            new: dict[str, str] = {}
-            for d in links:
-                slug = pages.get(d.link.target)
-                if slug is None:
-                    self.report.warn(Note(source, "answer", kept_issue(d.link.href)))
-                else:
-                    target = d.link.target
-                    new[d.dest] = page_url(
-                        self.org.slug, locale, target.kind, slug, d.link.fragment
-                    )
-            if not new:
-                continue
-            try:
-                async with session.begin_nested():
-                    await self._rewrite(session, kind, source, locale, new, links[0].updated_at)
-            except ServiceError as exc:
-                issue = f"links not rewritten: {exc.code}: {exc.message}"
-                self.report.warn(Note(source, "answer", issue))
-        await self._flush_times(session)
-
-    async def _rewrite(
-        self,
-        session: AsyncSession,
-        kind: str,
-        source: str,
-        locale: str,
-        new: dict[str, str],
-        updated_at: datetime | None,
-    ) -> None:
-        id_ = await self._ref(session, "question", source)
-        if id_ is None:
-            return
-        question = (
-            await session.execute(
-                select(Question).where(Question.id == id_, Question.deleted_at.is_(None))
-            )
-        ).scalar_one_or_none()
-        if question is None:
-            return
-        if kind == "question":
-            answer = _relinked(question.answer, new)
-            if answer != question.answer:
-                await questions.update_question(session, self.org, id_, {"answer": answer})
-                self.touched.add(id_)
-                if updated_at is not None:
-                    self._times[("question", id_)] = (None, updated_at)
-            return
-        translation = (
-            await session.execute(
-                select(QuestionTranslation).where(
-                    QuestionTranslation.question_id == id_, QuestionTranslation.locale == locale
-                )
-            )
-        ).scalar_one_or_none()
-        if translation is None:
-            return
-        answer = _relinked(translation.answer, new)
-        if answer != translation.answer:
-            await translations.write_question_translation(
-                session,
-                self.org,
-                id_,
-                locale,
-                {"title": translation.title, "answer": answer},
-                None,
-                translations.question_digest(question),
-            )
-            self.touched.add(id_)
-            if updated_at is not None:
-                self._translation_times[("question", id_, locale)] = (None, updated_at)
-
-    # ---- sources ----------------------------------------------------------------------------
-
-    async def _ref(self, session: AsyncSession, kind: str, source: str) -> str | None:
-        if (kind, source) in self._refs:
-            return self._refs[(kind, source)]
-        return (
-            await session.execute(
-                select(ExternalRef.resource_id).where(
-                    ExternalRef.kind == kind, ExternalRef.external_id == source
-                )
-            )
-        ).scalar_one_or_none()
-
-    async def _remember(self, session: AsyncSession, kind: str, source: str, id_: str) -> None:
-        """Written with the batch's others (``_flush_refs``); known to its later items now."""
-        self._pending[(kind, source)] = id_
-        self._refs[(kind, source)] = id_
-        self.touched.add(id_)
-
-    def _link_key(self, item: QuestionItem, id_: str) -> None:
-        """What links name the question by, when not its source (a Help Scout article's
-        number): an ``external_refs`` row of kind ``link``, written with the batch's refs."""
-        if item.link_key is not None and self._refs.get(("link", item.link_key)) != id_:
-            self._pending[("link", item.link_key)] = id_
-            self._refs[("link", item.link_key)] = id_
 
     # ---- categories -------------------------------------------------------------------------
 
@@ -555,7 +236,7 @@ class Writer:
             changes = {k: v for k, v in wanted.items() if now[k] != v}
             if changes:
                 await categories.update_category(session, self.org, current.id, changes)
-            self._keep_times("category", current.id, item, None if changes else current)
+            self.times.keep("category", current.id, item, None if changes else current)
             await self._remember(session, "category", item.source, current.id)
             self._categories[item.source] = current.id
             return "updated" if changes else "unchanged"
@@ -577,7 +258,7 @@ class Writer:
         )
         await self._remember(session, "category", item.source, created["id"])
         self._categories[item.source] = created["id"]
-        self._keep_times("category", created["id"], item)
+        self.times.keep("category", created["id"], item)
         return "created"
 
     async def _with_free_slug(
@@ -684,7 +365,7 @@ class Writer:
                     }
                 )
                 await questions.update_question(session, self.org, current.id, changes)
-            self._keep_times("question", current.id, item, None if changes else current)
+            self.times.keep("question", current.id, item, None if changes else current)
             self.touched.add(current.id)
             self._link_key(item, current.id)
             return "updated" if changes else "unchanged"
@@ -702,7 +383,7 @@ class Writer:
             question_id = self._new.add(parsed, external_id=item.source)
             await self._remember(session, "question", item.source, question_id)
             self._link_key(item, question_id)
-            self._keep_times("question", question_id, item)
+            self.times.keep("question", question_id, item)
             return "created"
 
         async def create(slug: str | None) -> dict[str, Any]:
@@ -718,7 +399,7 @@ class Writer:
         )
         await self._remember(session, "question", item.source, public["id"])
         self._link_key(item, public["id"])
-        self._keep_times("question", public["id"], item)
+        self.times.keep("question", public["id"], item)
         return "created"
 
     # ---- translations and settings ----------------------------------------------------------
@@ -744,9 +425,9 @@ class Writer:
                 and (before.title, before.answer) == (body.title, body.answer)
                 and body.status in (None, before.status)
             ):
-                self._keep_translation_times("question", id_, tag, item, before)
+                self.times.keep_translation("question", id_, tag, item, before)
                 return "unchanged"
-            self._keep_translation_times("question", id_, tag, item, None)
+            self.times.keep_translation("question", id_, tag, item, None)
             _public, created = await translations.write_question_translation(
                 session,
                 self.org,
@@ -774,9 +455,9 @@ class Writer:
             fields["name"],
             fields["description"],
         ):
-            self._keep_translation_times("category", id_, tag, item, before_c)
+            self.times.keep_translation("category", id_, tag, item, before_c)
             return "unchanged"
-        self._keep_translation_times("category", id_, tag, item, None)
+        self.times.keep_translation("category", id_, tag, item, None)
         _public, created = await translations.write_category_translation(
             session, self.org, id_, tag, fields, translations.category_digest(category)
         )
