@@ -78,15 +78,30 @@ def load_xquad() -> tuple[list[Entry], list[Question]]:
     return entries, questions
 
 
+TATOEBA_HELD_OUT = 27  # a fifth of the 135 pairs: their questions are the unanswerable ones
+
+
+def tatoeba_held_out(ids: Sequence[str]) -> frozenset[str]:
+    """The pairs left out of the FAQ: the ``TATOEBA_HELD_OUT`` smallest
+    ``sha256("tatoeba-heldout:" + id)``."""
+
+    def order(i: str) -> str:
+        return hashlib.sha256(f"tatoeba-heldout:{i}".encode()).hexdigest()
+
+    return frozenset(sorted(ids, key=order)[:TATOEBA_HELD_OUT])
+
+
 def load_tatoeba() -> tuple[list[Entry], list[Question]]:
     """Each pair an entry (its English sentence the title, and the answer) and a question (its
-    French sentence)."""
+    French sentence); the held-out pairs' questions are unanswerable."""
     doc = json.loads((DATA / "tatoeba_fr.json").read_text(encoding="utf-8"))
+    held_out = tatoeba_held_out([p["id"] for p in doc["pairs"]])
     entries, questions = [], []
     for p in doc["pairs"]:
         text = {"en": p["en"], "fr": p["fr"]}
-        entries.append(Entry(p["id"], True, text, text))
-        questions.append(Question(p["id"], True, p["split"], text))
+        kept = p["id"] not in held_out
+        entries.append(Entry(p["id"], kept, text, text))
+        questions.append(Question(p["id"], kept, p["split"], text))
     return entries, questions
 
 

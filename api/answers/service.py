@@ -210,7 +210,7 @@ async def find_answers(
     ranked = ranking.rank(hits, near, terms.concepts, vocabulary)[:limit]
     if not ranked:
         return []
-    sure = ranking.confident(ranked)
+    sure = ranking.confident(ranked, locale)
     questions = await served_questions(
         session, [r.question_id for r in ranked], locale, drafts=drafts
     )

@@ -1,0 +1,48 @@
+"""``confident`` is calibrated per language (issue 38): the thresholds come from the reader's
+locale's language and from the leg that scored the first result (``ranking.CONFIDENT``)."""
+
+from __future__ import annotations
+
+from api.answers.ranking import (
+    CONFIDENT,
+    LEXICAL,
+    SEMANTIC,
+    Ranked,
+    Thresholds,
+    confident,
+    thresholds_for,
+)
+
+
+def test_the_thresholds_follow_the_language_of_the_locale_and_the_leg() -> None:
+    assert thresholds_for("en", SEMANTIC) == Thresholds(0.47, 0.04)  # English's, unchanged
+    assert thresholds_for("en-GB", LEXICAL) == Thresholds(0.7, 0.1)
+    assert thresholds_for("fr", LEXICAL) == CONFIDENT["fr"][LEXICAL] != CONFIDENT["en"][LEXICAL]
+    assert thresholds_for("fr-CA", LEXICAL) == CONFIDENT["fr"][LEXICAL]  # by language
+    assert thresholds_for("AR", LEXICAL) == CONFIDENT["ar"][LEXICAL]
+    # A language without data, or a leg a language has no data for, takes English's.
+    assert thresholds_for("de", LEXICAL) == CONFIDENT["en"][LEXICAL]
+    assert thresholds_for("ar", SEMANTIC) == CONFIDENT["en"][SEMANTIC]
+
+
+def ranked(first: float, second: float | None, leg: str) -> list[Ranked]:
+    cosine = None if leg == LEXICAL else 0.5
+    items = [Ranked("q_1", first, cosine, 1.0, leg)]
+    if second is not None:
+        items.append(Ranked("q_2", second, cosine, 0.5, leg))
+    return items
+
+
+def test_the_same_scores_are_confident_in_one_language_and_not_in_another() -> None:
+    # A full cover by words alone, far ahead: sure for a French or Arabic reader (fitted on
+    # their sets), not for an English one (English's lexical thresholds ask 0.7).
+    found = ranked(0.6, 0.3, LEXICAL)
+    assert confident(found, "fr") and confident(found, "ar")
+    assert not confident(found, "en") and not confident(found, "de")
+    # Too close to the second for French (a lead of 0.2 asked), enough for Arabic (0.11).
+    close = ranked(0.9, 0.75, LEXICAL)
+    assert not confident(close, "fr") and confident(close, "ar") and confident(close, "en")
+    # English with a cosine: 0.47 and a lead of 0.04, as before the calibration.
+    assert confident(ranked(0.5, 0.45, SEMANTIC), "en")
+    assert not confident(ranked(0.46, None, SEMANTIC), "en")
+    assert not confident([], "fr")
