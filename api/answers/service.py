@@ -18,6 +18,8 @@ from typing import Any, Protocol
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.answers import lexical, ranking, snippets, synonyms, vocabulary
+from api.answers.cross_lingual import CrossLingualLeg
+from api.answers.multilingual import language_of, serves_several_languages
 from api.answers.semantic_leg import EmbeddingsLeg
 from api.answers.terms import NO_SYNONYMS, QueryTerms, analyse, matched_synonyms
 from api.answers.vocabulary import Vocabulary, VocabularyCache
@@ -46,6 +48,13 @@ class Semantic(Protocol):
     async def cosines(self, ids: Sequence[str]) -> dict[str, float]:
         """The cosine of each of ``ids`` that has an embedding (after ``nearest``)."""
         ...
+
+
+class CrossLingual(Semantic, Protocol):
+    """The cross-lingual leg (``api.answers.cross_lingual``): ``start`` embeds the query
+    before the legs read; ``nearest`` gets the query as typed."""
+
+    def start(self, text: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -174,7 +183,18 @@ async def answers_for(
         category=category,
         vocabulary=await vocabulary_of(session, locale),
         semantic=EmbeddingsLeg(session, locale),
+        cross_lingual=CrossLingualLeg(session, locale) if reads_across(reader, locale) else None,
         drafts=not reader.public,
+    )
+
+
+def reads_across(reader: Principal, locale: str) -> bool:
+    """Whether a reader in ``locale`` gets the cross-lingual leg: the org serves several
+    languages (only then are multilingual vectors written) and ``locale``'s is not the org's
+    default locale's, the language its questions are written in. A reader in the default
+    language costs nothing more."""
+    return serves_several_languages(reader.locales) and language_of(locale) != language_of(
+        reader.default_locale
     )
 
 
@@ -187,27 +207,40 @@ async def find_answers(
     category: str | None,
     vocabulary: Vocabulary,
     semantic: Semantic | None = None,
+    cross_lingual: CrossLingual | None = None,
     drafts: bool = False,
 ) -> list[Answer]:
     """The published questions that best answer ``q``, best first, at most ``limit``
-    (``drafts``: whether each shows its draft; never to a publishable key)."""
+    (``drafts``: whether each shows its draft; never to a publishable key; ``cross_lingual``:
+    the leg of questions in another language with no translation in ``locale``)."""
     q = checked_query(q)
     ids = await category_ids(session, category) if category is not None else None
+    if cross_lingual is not None:  # its query embedding runs while the query is analysed
+        cross_lingual.start(q)
     terms = await terms_of(session, q, locale, vocabulary)
     near = await semantic.nearest(terms.text(), ids) if semantic is not None else None
+    # The query as typed: typo corrections and synonyms are of the reader's language, the
+    # multilingual embedder reads it whole.
+    across = await cross_lingual.nearest(q, ids) if cross_lingual is not None else None
     hits = await lexical.search(
         session,
         terms.lexemes,
         locale=locale,
         vocabulary=vocabulary,
         category_ids=ids,
-        also=list(near or ()),
+        also=list({**(near or {}), **(across or {})}),
     )
     if semantic is not None and near is not None:
         near.update(
             await semantic.cosines([h.question_id for h in hits if h.question_id not in near])
         )
-    ranked = ranking.rank(hits, near, terms.concepts, vocabulary)[:limit]
+    if cross_lingual is not None and across is not None:
+        across.update(
+            await cross_lingual.cosines(
+                [h.question_id for h in hits if h.question_id not in across]
+            )
+        )
+    ranked = ranking.rank(hits, near, terms.concepts, vocabulary, across)[:limit]
     if not ranked:
         return []
     sure = ranking.confident(ranked, locale)

@@ -6,7 +6,11 @@ model; text whose hash matches the stored row is not embedded again, and rows of
 questions or translations go. The embedder is called with no transaction open, and a vector
 is written only if its question's text is still the one embedded (a change meanwhile has
 queued its own run). ``backfill`` does that for every question of an org in bounded batches,
-then removes other models' rows.
+then removes the rows of models it was not given.
+
+An org that serves several languages also gets a second model's vectors, the multilingual
+embedder's (``api.answers.multilingual``, the cross-lingual leg of ``/answers``): of each
+question's own text only (``multilingual``), beside the first model's rows of the same table.
 """
 
 from __future__ import annotations
@@ -29,9 +33,9 @@ BACKFILL_BATCH = 200
 
 # Every text of the questions (the live question's own locale and its translations').
 _TEXTS = text(
-    "SELECT q.id, q.locale, q.title, q.answer FROM questions q"
+    "SELECT q.id, q.locale, q.title, q.answer, true AS own FROM questions q"
     " WHERE q.id IN :ids AND q.deleted_at IS NULL"
-    " UNION ALL SELECT t.question_id, t.locale, t.title, t.answer"
+    " UNION ALL SELECT t.question_id, t.locale, t.title, t.answer, false"
     " FROM question_translations t JOIN questions q ON q.id = t.question_id"
     " WHERE t.question_id IN :ids AND q.deleted_at IS NULL"
 ).bindparams(bindparam("ids", expanding=True))
@@ -57,8 +61,8 @@ _PAGE = text(
 )
 _OTHER_MODELS = text(
     "DELETE FROM question_embeddings WHERE ctid IN (SELECT ctid FROM question_embeddings"
-    " WHERE model <> :model LIMIT :limit) RETURNING question_id"
-)
+    " WHERE model NOT IN :models LIMIT :limit) RETURNING question_id"
+).bindparams(bindparam("models", expanding=True))
 
 Key = tuple[str, str]  # (question id, locale)
 
@@ -75,26 +79,49 @@ class EmbedCounts:
         self.deleted += other.deleted
 
 
-async def _texts(session: AsyncSession, ids: Sequence[str], embedder: Embedder) -> dict[Key, str]:
+async def _texts(
+    session: AsyncSession, ids: Sequence[str], embedder: Embedder, own_only: bool = False
+) -> dict[Key, str]:
+    """The texts ``embedder`` embeds: of each locale it serves, or (``own_only``) the
+    question's own text alone, in its own locale."""
     rows = (await session.execute(_TEXTS, {"ids": list(ids)})).all()
     return {
         (row.id, row.locale): embedding_text(row.title, row.answer)
         for row in rows
-        if serves(embedder, row.locale)
+        if serves(embedder, row.locale) and (row.own or not own_only)
     }
 
 
 async def embed_questions(
-    engine: AsyncEngine, schema: str, question_ids: Sequence[str], embedder: Embedder
+    engine: AsyncEngine,
+    schema: str,
+    question_ids: Sequence[str],
+    embedder: Embedder,
+    multilingual: Embedder | None = None,
 ) -> EmbedCounts:
     """Bring the embeddings of ``question_ids`` (of the org of ``schema``) up to date: one
     read transaction, the embedder with none open, then one write transaction (none when
-    nothing changed)."""
+    nothing changed). ``multilingual``: the same again for that model, of each question's
+    own text (an org that serves several languages)."""
+    counts = await _embed_with(engine, schema, question_ids, embedder, own_only=False)
+    if multilingual is not None:
+        counts.add(await _embed_with(engine, schema, question_ids, multilingual, own_only=True))
+    return counts
+
+
+async def _embed_with(
+    engine: AsyncEngine,
+    schema: str,
+    question_ids: Sequence[str],
+    embedder: Embedder,
+    *,
+    own_only: bool,
+) -> EmbedCounts:
     ids = sorted(set(question_ids))
     if not ids:
         return EmbedCounts()
     async with tenant_session(engine, schema) as session:
-        wanted = await _texts(session, ids, embedder)
+        wanted = await _texts(session, ids, embedder, own_only)
         stored = {
             (row.question_id, row.locale): row.content_hash
             for row in await session.execute(_STORED, {"ids": ids, "model": embedder.name})
@@ -110,7 +137,7 @@ async def embed_questions(
 
     async with tenant_session(engine, schema) as session:
         # Written only where the question's text is still what was embedded.
-        current = await _texts(session, ids, embedder) if todo else wanted
+        current = await _texts(session, ids, embedder, own_only) if todo else wanted
         now = utcnow()
         rows = [
             {
@@ -144,10 +171,13 @@ async def backfill(
     embedder: Embedder,
     batch: int = BACKFILL_BATCH,
     progress: Callable[[EmbedCounts], None] | None = None,
+    multilingual: Embedder | None = None,
 ) -> EmbedCounts:
     """Every live question of the org (``batch`` at a time, keyset order), then the rows of
-    any other model (after a model change), ``batch`` per statement; ``progress`` is told the
-    counts so far after each batch."""
+    any model but ``embedder`` and ``multilingual`` (after a model change, or when the org no
+    longer serves several languages), ``batch`` per statement; ``progress`` is told the counts
+    so far after each batch."""
+    models = [embedder.name, *([multilingual.name] if multilingual is not None else [])]
     total = EmbedCounts()
     after = ""
     while True:
@@ -156,16 +186,14 @@ async def backfill(
             await session.rollback()
         if not ids:
             break
-        total.add(await embed_questions(engine, schema, ids, embedder))
+        total.add(await embed_questions(engine, schema, ids, embedder, multilingual))
         after = ids[-1]
         if progress is not None:
             progress(total)
     while True:
         async with tenant_session(engine, schema) as session:
             removed = len(
-                (
-                    await session.execute(_OTHER_MODELS, {"model": embedder.name, "limit": batch})
-                ).all()
+                (await session.execute(_OTHER_MODELS, {"models": models, "limit": batch})).all()
             )
             await commit(session)
         total.deleted += removed

@@ -149,8 +149,8 @@ async def test_a_question_without_a_translation_is_found_by_the_words_it_shares(
 ) -> None:
     """The lexical fallback across languages: a French reader's query is matched against an
     untranslated question's own (English) text; words both languages write alike (names,
-    "newsletter", "PDF") find it, served in English. Meaning alone does not (no embedder here
-    serves French: ``docs/answers.md``)."""
+    "newsletter", "PDF") find it, served in English. Meaning is the cross-lingual leg's, once
+    the multilingual vectors are written (none here: ``test_answers_cross_lingual.py``)."""
     category = await serve(org, ["en", "fr"], "en")
     invoice = await publish(
         org, category, "Where can I download my invoices as PDF?", "Under Billing, Invoices."

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from api.answers.ranking import (
     CONFIDENT,
+    CROSS_LINGUAL,
     LEXICAL,
     SEMANTIC,
     Ranked,
@@ -23,6 +24,9 @@ def test_the_thresholds_follow_the_language_of_the_locale_and_the_leg() -> None:
     # A language without data, or a leg a language has no data for, takes English's.
     assert thresholds_for("de", LEXICAL) == CONFIDENT["en"][LEXICAL]
     assert thresholds_for("ar", SEMANTIC) == CONFIDENT["en"][SEMANTIC]
+    assert thresholds_for("fr", CROSS_LINGUAL) == CONFIDENT["fr"][CROSS_LINGUAL]
+    # No cross-lingual data in a language: English's lexical thresholds (never sure in effect).
+    assert thresholds_for("de", CROSS_LINGUAL) == CONFIDENT["en"][LEXICAL]
 
 
 def ranked(first: float, second: float | None, leg: str) -> list[Ranked]:
@@ -46,3 +50,7 @@ def test_the_same_scores_are_confident_in_one_language_and_not_in_another() -> N
     assert confident(ranked(0.5, 0.45, SEMANTIC), "en")
     assert not confident(ranked(0.46, None, SEMANTIC), "en")
     assert not confident([], "fr")
+    # Found across languages by the multilingual cosine: each language's own thresholds.
+    across = ranked(0.45, 0.40, CROSS_LINGUAL)
+    assert confident(across, "fr") and not confident(across, "ar") and not confident(across, "de")
+    assert confident(ranked(0.45, 0.30, CROSS_LINGUAL), "ar")

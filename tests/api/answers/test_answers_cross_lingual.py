@@ -1,0 +1,147 @@
+"""The cross-lingual leg of ``/answers`` (issue 38), from outside: an English org that also
+serves French and Arabic, a question with no translation, and a reader asking in French or
+Arabic with no word in common finds it by meaning (the multilingual embedder's vectors,
+written by the worker only for orgs that serve several languages). An English-only org never
+loads that model or writes its vectors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from api.answers.cross_lingual import CrossLingualLeg
+from api.answers.multilingual import MULTILINGUAL_MODEL, MultilingualEmbedder
+from tasks.embeddings import backfill_org, embed_org_questions, locales_changed
+from tenancy.audit import AUDIT_EVENT
+from tenancy.db import tenant_session
+from tests.api.answers.test_answers_languages import answers, publish, serve, translate
+from tests.api.questions.helpers import default_category
+from tests.fixtures.orgs import OrgClient
+
+REFUND = ("How do I get a refund?", "Refunds are paid within 30 days, to the card you used.")
+PASSWORD = ("How do I reset my password?", "Use the Forgot password link on the sign-in page.")
+INVITE = ("How do I invite teammates?", "Open Members and send each of them an invitation.")
+
+
+async def models_of(engine: AsyncEngine, org: OrgClient) -> dict[str, set[tuple[str, str]]]:
+    """model -> {(question id, locale)} of the org's stored vectors."""
+    found: dict[str, set[tuple[str, str]]] = {}
+    async with tenant_session(engine, org.info.schema_name) as session:
+        for row in await session.execute(
+            text("SELECT question_id, locale, model FROM question_embeddings")
+        ):
+            found.setdefault(row.model, set()).add((row.question_id, row.locale))
+    return found
+
+
+async def help_center(org: OrgClient, locales: list[str]) -> dict[str, dict[str, Any]]:
+    category = await serve(org, locales, "en")
+    return {
+        name: await publish(org, category, *texts)
+        for name, texts in (("refund", REFUND), ("password", PASSWORD), ("invite", INVITE))
+    }
+
+
+def ids(found: list[dict[str, Any]]) -> list[str]:
+    return [a["question"]["id"] for a in found]
+
+
+async def test_a_french_or_arabic_reader_finds_an_untranslated_question_by_meaning(
+    engine: AsyncEngine, org: OrgClient
+) -> None:
+    made = await help_center(org, ["en", "fr", "ar"])
+    # No word in common: lexically nothing (the fallback matches words, not meaning).
+    assert made["refund"]["id"] not in ids(await answers(org, "comment me faire rembourser", "fr"))
+
+    await embed_org_questions(engine, org.info.id, [q["id"] for q in made.values()])
+    stored = await models_of(engine, org)
+    # Of each question's own text only (English), beside WordLlama's.
+    assert stored[MULTILINGUAL_MODEL] == {(q["id"], "en") for q in made.values()}
+    assert len(stored) == 2
+
+    found = await answers(org, "comment me faire rembourser", "fr")
+    assert ids(found)[:1] == [made["refund"]["id"]], found
+    assert found[0]["question"]["locale"] == "en"  # served in its own language
+    assert found[0]["question"]["title"] == REFUND[0]
+    # "How can I get my money back?" (the issue's shorter "كيف أسترد أموالي" is not: USE puts
+    # it as near the password question as the refund one, docs/answers.md).
+    found = await answers(org, "كيف يمكنني استرداد أموالي", "ar")
+    assert ids(found)[:1] == [made["refund"]["id"]], found
+    found = await answers(org, "j'ai oublié mon mot de passe", "fr")
+    assert ids(found)[:1] == [made["password"]["id"]], found
+
+
+async def test_a_translated_question_is_left_to_the_readers_language(
+    engine: AsyncEngine, org: OrgClient
+) -> None:
+    made = await help_center(org, ["en", "fr"])
+    await translate(
+        org,
+        made["password"]["id"],
+        "fr",
+        "Comment réinitialiser mon mot de passe ?",
+        "Utilisez le lien Mot de passe oublié.",
+    )
+    await embed_org_questions(engine, org.info.id, [q["id"] for q in made.values()])
+    async with tenant_session(engine, org.info.schema_name) as session:
+        leg = CrossLingualLeg(session, "fr")
+        near = await leg.nearest("j'ai oublié mon mot de passe", None)
+        assert near is not None and made["password"]["id"] not in near
+        assert made["refund"]["id"] in near
+        # An English reader's own language: nothing to cross.
+        english = await CrossLingualLeg(session, "en").nearest("forgot my password", None)
+        assert english == {}
+    found = await answers(org, "j'ai oublié mon mot de passe", "fr")
+    assert ids(found)[:1] == [made["password"]["id"]]
+    assert found[0]["question"]["locale"] == "fr"  # found and served in French
+
+
+async def test_the_backfill_keeps_the_second_models_vectors_while_the_org_needs_them(
+    engine: AsyncEngine, org: OrgClient
+) -> None:
+    made = await help_center(org, ["en", "fr"])
+    counts = await backfill_org(engine, org.info.id)
+    assert counts.embedded == 2 * len(made)  # WordLlama's and the multilingual model's
+    assert set(await models_of(engine, org)) == {"wordllama-l2_supercat-256", MULTILINGUAL_MODEL}
+    again = await backfill_org(engine, org.info.id)
+    assert (again.embedded, again.unchanged, again.deleted) == (0, 2 * len(made), 0)
+    # Down to one language: the multilingual vectors go at the next backfill.
+    await serve(org, ["en"], "en")
+    await backfill_org(engine, org.info.id)
+    assert set(await models_of(engine, org)) == {"wordllama-l2_supercat-256"}
+
+
+async def test_an_english_only_org_never_loads_or_computes_the_multilingual_vectors(
+    engine: AsyncEngine, org: OrgClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the multilingual model was used")
+
+    monkeypatch.setattr(MultilingualEmbedder, "model", refuse)
+    monkeypatch.setattr(MultilingualEmbedder, "embed", refuse)
+    monkeypatch.setattr(MultilingualEmbedder, "embed_sync", refuse)
+    category = await default_category(org)
+    refund = await publish(org, category, *REFUND)
+    await embed_org_questions(engine, org.info.id, [refund["id"]])
+    await backfill_org(engine, org.info.id)
+    assert set(await models_of(engine, org)) == {"wordllama-l2_supercat-256"}
+    for q, locale in (("how do I get my money back", "en"), ("refund", "en")):
+        assert ids(await answers(org, q, locale))[:1] == [refund["id"]]
+    # Another language of the default's own (en-GB) is no second language.
+    await serve(org, ["en", "en-GB"], "en")
+    await embed_org_questions(engine, org.info.id, [refund["id"]])
+    assert set(await models_of(engine, org)) == {"wordllama-l2_supercat-256"}
+    assert ids(await answers(org, "refund", "en-GB"))[:1] == [refund["id"]]
+
+
+def test_a_change_of_the_orgs_locales_is_what_queues_a_backfill() -> None:
+    def settings(after: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        return AUDIT_EVENT, {"resource": "settings", "action": "updated", "after": after}
+
+    assert locales_changed([settings({"locales": ["en", "fr"]})])
+    assert not locales_changed([settings({"defaultLocale": "fr"})])
+    assert not locales_changed([(AUDIT_EVENT, {"resource": "question", "after": None})])
+    assert not locales_changed([("question.updated", {"locales": ["en"]})])

