@@ -6,15 +6,27 @@ loads that model or writes its vectors."""
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
 import pytest
+import redis
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.answers.cross_lingual import CrossLingualLeg
 from api.answers.multilingual import MULTILINGUAL_MODEL, MultilingualEmbedder
-from tasks.embeddings import backfill_org, embed_org_questions, locales_changed
+from tasks.embeddings import (
+    BACKFILL_ACTOR,
+    EMBED_ACTOR,
+    backfill_actor,
+    backfill_org,
+    embed_org_questions,
+    embed_questions_actor,
+    locales_changed,
+)
+from tasks.relay import relay_org
 from tenancy.audit import AUDIT_EVENT
 from tenancy.db import tenant_session
 from tests.api.answers.test_answers_languages import answers, publish, serve, translate
@@ -145,3 +157,39 @@ def test_a_change_of_the_orgs_locales_is_what_queues_a_backfill() -> None:
     assert not locales_changed([settings({"defaultLocale": "fr"})])
     assert not locales_changed([(AUDIT_EVENT, {"resource": "question", "after": None})])
     assert not locales_changed([("question.updated", {"locales": ["en"]})])
+
+
+def queued(org: OrgClient, actor_name: str) -> list[list[Any]]:
+    """The arguments of every ``actor_name`` message queued for the org, taken off the queue
+    (the test runs them itself, as the worker would)."""
+    client = redis.Redis.from_url(os.environ["REDIS_URL"])
+    found = []
+    try:
+        for message_id, raw in client.hgetall("faq:default.msgs").items():
+            message = json.loads(raw)
+            if message["actor_name"] == actor_name and message["args"][0] == org.info.id:
+                found.append(message["args"])
+                client.hdel("faq:default.msgs", message_id)
+                client.lrem("faq:default", 0, message_id)
+    finally:
+        client.close()
+    return found
+
+
+async def test_a_second_language_queues_the_backfill_that_writes_the_multilingual_vectors(
+    engine: AsyncEngine, org: OrgClient
+) -> None:
+    refund = await publish(org, await default_category(org), *REFUND)
+    await relay_org(engine, org.info.id)
+    for _, question_ids in queued(org, EMBED_ACTOR):
+        await embed_questions_actor(org.info.id, question_ids)
+    assert queued(org, BACKFILL_ACTOR) == []
+    assert set(await models_of(engine, org)) == {"wordllama-l2_supercat-256"}
+
+    await serve(org, ["en", "fr"], "en")  # the settings' audit event, relayed
+    await relay_org(engine, org.info.id)
+    assert queued(org, BACKFILL_ACTOR) == [[org.info.id]]
+    await backfill_actor(org.info.id)
+    assert (await models_of(engine, org))[MULTILINGUAL_MODEL] == {(refund["id"], "en")}
+    found = await answers(org, "comment me faire rembourser", "fr")
+    assert ids(found)[:1] == [refund["id"]]
