@@ -44,16 +44,15 @@ _UNTRANSLATED = (
     " AND NOT EXISTS (SELECT 1 FROM question_translations t WHERE t.question_id = q.id"
     " AND t.locale = $4 AND t.status = 'published')"
 )
-_NEAREST_SQL = (
-    f"SELECT e.question_id, 1 - ({_DISTANCE}) AS similarity"
-    " FROM question_embeddings e JOIN questions q ON q.id = e.question_id"
-    f" WHERE {_UNTRANSLATED} AND ($6::text[] IS NULL OR q.category_id = ANY($6::text[]))"
-    f" ORDER BY {_DISTANCE} LIMIT $5"
-)
-_COSINES_SQL = (
-    f"SELECT e.question_id, 1 - ({_DISTANCE}) AS similarity"
-    " FROM question_embeddings e JOIN questions q ON q.id = e.question_id"
-    f" WHERE {_UNTRANSLATED} AND e.question_id = ANY($5::text[])"
+_SIMILARITY = f"SELECT e.question_id, 1 - ({_DISTANCE}) AS similarity"
+_FROM = " FROM question_embeddings e JOIN questions q ON q.id = e.question_id"
+# One read: the nearest ($5 of them, in the categories $6 when given) and the cosine of each
+# of the other legs' candidates ($7).
+_SCORES_SQL = (
+    f"({_SIMILARITY}{_FROM} WHERE {_UNTRANSLATED}"
+    " AND ($6::text[] IS NULL OR q.category_id = ANY($6::text[]))"
+    f" ORDER BY {_DISTANCE} LIMIT $5)"
+    f" UNION ({_SIMILARITY}{_FROM} WHERE {_UNTRANSLATED} AND e.question_id = ANY($7::text[]))"
 )
 
 
@@ -63,7 +62,6 @@ class CrossLingualLeg:
     def __init__(self, session: AsyncSession, locale: str) -> None:
         self._session = session
         self._locale = locale
-        self._vector: list[float] | None = None
         self._embedding: asyncio.Future[list[float]] | None = None
 
     def start(self, text: str) -> None:
@@ -75,11 +73,12 @@ class CrossLingualLeg:
     def _args(self, vector: list[float]) -> list[object]:
         return [vector_literal(vector), MULTILINGUAL_MODEL, language_of(self._locale), self._locale]
 
-    async def nearest(
-        self, text: str, category_ids: Sequence[str] | None
+    async def scores(
+        self, text: str, category_ids: Sequence[str] | None, candidates: Sequence[str]
     ) -> dict[str, float] | None:
         """{question id: cosine} of the untranslated questions of other languages nearest
-        ``text`` (the reader's query as typed); None without pgvector."""
+        ``text`` (the reader's query as typed) and of those among ``candidates`` (the other
+        legs' finds); None without pgvector."""
         engine = self._session.bind
         if not isinstance(engine, AsyncEngine) or not (await semantic_status(engine)).available:
             return None
@@ -87,24 +86,16 @@ class CrossLingualLeg:
             return {}
         self.start(text)
         assert self._embedding is not None
-        self._vector = await self._embedding
-        if not any(self._vector):
+        vector = await self._embedding
+        if not any(vector):
             return {}
-        categories = list(category_ids) if category_ids is not None else None
         rows = await read_records(
             self._session,
-            _NEAREST_SQL,
-            *self._args(self._vector),
+            _SCORES_SQL,
+            *self._args(vector),
             NEAREST,
-            categories,
+            list(category_ids) if category_ids is not None else None,
+            list(candidates),
             settings=_EF_SEARCH,
         )
-        return {r["question_id"]: float(r["similarity"]) for r in rows}
-
-    async def cosines(self, ids: Sequence[str]) -> dict[str, float]:
-        """The cosine of each of ``ids`` the leg scores (after ``nearest``)."""
-        vector = self._vector
-        if not ids or vector is None or not any(vector):
-            return {}
-        rows = await read_records(self._session, _COSINES_SQL, *self._args(vector), list(ids))
         return {r["question_id"]: float(r["similarity"]) for r in rows}

@@ -50,11 +50,19 @@ class Semantic(Protocol):
         ...
 
 
-class CrossLingual(Semantic, Protocol):
-    """The cross-lingual leg (``api.answers.cross_lingual``): ``start`` embeds the query
-    before the legs read; ``nearest`` gets the query as typed."""
+class CrossLingual(Protocol):
+    """The cross-lingual leg (``api.answers.cross_lingual``)."""
 
-    def start(self, text: str) -> None: ...
+    def start(self, text: str) -> None:
+        """Embed the query (as typed) from now on, while the other legs read."""
+        ...
+
+    async def scores(
+        self, text: str, category_ids: Sequence[str] | None, candidates: Sequence[str]
+    ) -> dict[str, float] | None:
+        """{question id: cosine} of the questions it scores among its nearest and
+        ``candidates``; None when it cannot run here."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -219,27 +227,27 @@ async def find_answers(
         cross_lingual.start(q)
     terms = await terms_of(session, q, locale, vocabulary)
     near = await semantic.nearest(terms.text(), ids) if semantic is not None else None
-    # The query as typed: typo corrections and synonyms are of the reader's language, the
-    # multilingual embedder reads it whole.
-    across = await cross_lingual.nearest(q, ids) if cross_lingual is not None else None
     hits = await lexical.search(
         session,
         terms.lexemes,
         locale=locale,
         vocabulary=vocabulary,
         category_ids=ids,
-        also=list({**(near or {}), **(across or {})}),
+        also=list(near or ()),
     )
     if semantic is not None and near is not None:
         near.update(
             await semantic.cosines([h.question_id for h in hits if h.question_id not in near])
         )
-    if cross_lingual is not None and across is not None:
-        across.update(
-            await cross_lingual.cosines(
-                [h.question_id for h in hits if h.question_id not in across]
-            )
-        )
+    # The query as typed (typo corrections and synonyms are of the reader's language; the
+    # multilingual model reads it whole), embedded since before the analysis; one read for its
+    # nearest questions and the lexical candidates' cosines (a question only it finds is
+    # scored by that cosine, its coverage 0: across languages words rarely meet).
+    across = (
+        await cross_lingual.scores(q, ids, [h.question_id for h in hits])
+        if cross_lingual is not None
+        else None
+    )
     ranked = ranking.rank(hits, near, terms.concepts, vocabulary, across)[:limit]
     if not ranked:
         return []

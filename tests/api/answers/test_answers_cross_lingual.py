@@ -100,11 +100,12 @@ async def test_a_translated_question_is_left_to_the_readers_language(
     await embed_org_questions(engine, org.info.id, [q["id"] for q in made.values()])
     async with tenant_session(engine, org.info.schema_name) as session:
         leg = CrossLingualLeg(session, "fr")
-        near = await leg.nearest("j'ai oublié mon mot de passe", None)
+        every = [q["id"] for q in made.values()]
+        near = await leg.scores("j'ai oublié mon mot de passe", None, every)
         assert near is not None and made["password"]["id"] not in near
         assert made["refund"]["id"] in near
         # An English reader's own language: nothing to cross.
-        english = await CrossLingualLeg(session, "en").nearest("forgot my password", None)
+        english = await CrossLingualLeg(session, "en").scores("forgot my password", None, every)
         assert english == {}
     found = await answers(org, "j'ai oublié mon mot de passe", "fr")
     assert ids(found)[:1] == [made["password"]["id"]]
