@@ -44,7 +44,7 @@ from api.analytics import recording
 from api.answers.similar import related_for_readers
 from api.categories import visibility
 from api.errors import ServiceError
-from api.helpcenter import content, pages, sitemaps
+from api.helpcenter import content, llms, pages, sitemaps
 from api.helpcenter.assets import assets
 from api.helpcenter.pages import BASE_CSS, error_page, page_context, primary_color, site_title
 from api.helpcenter.render import DOCUMENTS, answer_html, off_loop, theme_variables
@@ -69,8 +69,11 @@ hc.app_context_processor(pages.default_labels)  # ``_`` of every template (issue
 
 CSP_TEMPLATE = (
     "default-src 'none'; style-src 'self'; img-src {img_src}; form-action 'self'; "
-    "base-uri 'none'; frame-ancestors 'none'"
+    "base-uri 'none'; frame-ancestors 'none'; connect-src 'self'"
 )
+# ``connect-src 'self'`` grants nothing a page uses (no script runs: ``script-src`` falls back
+# to ``'none'``), but tools that fetch from inside the page, as Lighthouse fetches
+# ``/robots.txt``, need it (docs/decisions.md, "Help center pages (issue 41)").
 CSP = CSP_TEMPLATE.format(img_src="'self'")  # every response but the pages of an org below
 EXTERNAL_IMAGES_CSP = CSP_TEMPLATE.format(img_src="'self' https:")  # helpCenter.externalImages
 SECURITY_HEADERS = {
@@ -413,6 +416,9 @@ async def question(org_slug: str, locale: str, slug: str) -> Response:
             **page_context(org, tag, f"/questions/{found['slug']}"),
             question=found,
             answer=Markup(html),  # noqa: S704 - sanitised by nh3
+            # The start only, as llms.txt reads it: bounded work on the event loop.
+            description=llms.summaries([found["answer"][: llms.SUMMARY_SOURCE]])[0]
+            or found["title"],
             crumbs=content.ancestors(items, found["categoryId"]),
             feedback_slot=Markup(FEEDBACK_MARKER),  # noqa: S704 - a constant
             markdown_url=f"/hc/{org.slug}/{tag}/questions/{found['slug']}.md",
