@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 from quart import Quart
-from sqlalchemy import event, text
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tenancy.db import shared_session
-from tenancy.keys import INVALIDATION_CHANNEL, NEW_KEY_PAYLOAD, create_key
+from tenancy.keys import create_key
 from tenancy.settings import Settings
+from tests.fixtures.directory import settled
 from tests.fixtures.orgs import OrgClient
 from tests.fixtures.services import Services
 
@@ -66,25 +67,6 @@ def key_lookups(engine: AsyncEngine) -> Iterator[list[str]]:
         yield seen
     finally:
         event.remove(engine.sync_engine, "before_cursor_execute", record)
-
-
-async def settled(app: Quart, engine: AsyncEngine) -> None:
-    """The directory listens and has received every NOTIFY sent so far (the org fixture's key
-    creations announce themselves and would drop a cached miss when they arrive): a NOTIFY of
-    our own arrives after them."""
-    directory = app.extensions["tenancy"].directory
-    deadline = time.monotonic() + 5
-    while not directory.listening:  # entries live past a second only while it listens
-        assert time.monotonic() < deadline, "the directory is not listening"
-        await asyncio.sleep(0.02)
-    before = directory.invalidations
-    async with engine.begin() as conn:
-        await conn.execute(
-            text("SELECT pg_notify(:c, :p)"), {"c": INVALIDATION_CHANNEL, "p": NEW_KEY_PAYLOAD}
-        )
-    while directory.invalidations == before:
-        assert time.monotonic() < deadline, "our own NOTIFY did not arrive"
-        await asyncio.sleep(0.02)
 
 
 async def test_an_unknown_key_costs_postgresql_one_lookup(

@@ -23,6 +23,7 @@ from tenancy.directory import ORG_MISS_TTL
 from tenancy.keys import create_key
 from tenancy.settings import get_settings
 from tests.api.helpcenter.helpers import enable
+from tests.fixtures.directory import listening
 from tests.fixtures.orgs import OrgClient, make_org, unique_slug
 
 pytestmark = pytest.mark.slow
@@ -185,15 +186,6 @@ def org_lookups() -> Iterator[Callable[[AsyncEngine], list[str]]]:
     yield watch
     for engine, record in watched:
         event.remove(engine.sync_engine, "before_cursor_execute", record)
-
-
-async def listening(app: Quart) -> None:
-    """Cached entries live past a second only while the directory's listener is confirmed."""
-    directory = app.extensions["tenancy"].directory
-    deadline = time.monotonic() + 5
-    while not directory.listening:
-        assert time.monotonic() < deadline, "the directory is not listening"
-        await asyncio.sleep(0.02)
 
 
 async def test_a_thousand_requests_for_unknown_slugs_cost_one_query_per_slug(

@@ -21,6 +21,7 @@ from sqlalchemy import event, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.questions.models import IdempotencyKey, PublishSchedule, Question, QuestionRevision
+from tasks.jobs import JOBS
 from tasks.publishing import SweepIncomplete, publish_due_questions
 from tasks.scheduler import LOCK_NAME
 from tasks.worker import broker
@@ -195,9 +196,11 @@ async def test_scheduler_and_worker_publish_within_one_period(engine, org):
         assert time.monotonic() < lapse, "another scheduler keeps the lock"
         await asyncio.sleep(0.2)
     scheduler = faq("scheduler", FAQ_PUBLISH_SWEEP_SECONDS=str(period))
-    # Threads enough that the sweep never waits behind the daily jobs (every org of the
-    # session) that a starting scheduler enqueues at once, as in `faq worker` (8 threads).
-    worker = dramatiq.Worker(broker, worker_threads=4, worker_timeout=100)
+    # A starting scheduler enqueues every periodic job at once, and the daily ones walk every
+    # org of the session, which takes seconds on a loaded machine: one thread per job and two
+    # to spare, so a sweep always finds a free thread instead of waiting behind them.
+    threads = len(JOBS) + 2
+    worker = dramatiq.Worker(broker, worker_threads=threads, worker_timeout=100)
     worker.start()
     try:
         # The scheduler is up once it holds its lock (the first sweep is enqueued at once).
