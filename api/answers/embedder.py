@@ -77,7 +77,48 @@ def load_wordllama() -> Any:
     )
 
 
-class WordLlamaEmbedder:
+class LocalModelEmbedder:
+    """An ``Embedder`` over a model shipped in a pip package: loaded once, on its first text
+    (blocking, in the thread that asks), and its CPU work run in a thread. A subclass says
+    how to load it (``_load``) and how it turns clipped texts into rows (``_rows``)."""
+
+    name: str
+    dimensions: int
+    languages: frozenset[str] | None
+
+    def __init__(self, model: Any | None = None) -> None:
+        self._model = model
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        raise NotImplementedError
+
+    def _rows(self, model: Any, texts: list[str]) -> Any:
+        raise NotImplementedError
+
+    def model(self) -> Any:
+        """The loaded model (blocking the first time)."""
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+            return self._model
+
+    def embed_sync(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        matrix = self._rows(self.model(), [text[:MAX_TEXT_CHARS] for text in texts])
+        import numpy as np  # loaded with the model, not with the API (RSS of every process)
+
+        return unit_rows(np.asarray(matrix, dtype=np.float32).reshape(len(texts), -1))
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return await asyncio.to_thread(self.embed_sync, list(texts))
+
+    async def aclose(self) -> None:
+        return None
+
+
+class WordLlamaEmbedder(LocalModelEmbedder):
     """WordLlama (MIT; the token embeddings of Llama 2 70B distilled, English): the average
     of a text's token vectors. Loaded once per process; the CPU work runs in a thread."""
 
@@ -85,31 +126,11 @@ class WordLlamaEmbedder:
     dimensions = WORDLLAMA_DIMENSIONS
     languages: frozenset[str] | None = frozenset({"en"})
 
-    def __init__(self, model: Any | None = None) -> None:
-        self._model = model
-        self._lock = threading.Lock()
+    def _load(self) -> Any:
+        return load_wordllama()
 
-    def model(self) -> Any:
-        """The loaded model (blocking the first time)."""
-        with self._lock:
-            if self._model is None:
-                self._model = load_wordllama()
-            return self._model
-
-    def embed_sync(self, texts: Sequence[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        clipped = [text[:MAX_TEXT_CHARS] for text in texts]
-        matrix = self.model().embed(clipped, norm=False, batch_size=64)
-        import numpy as np  # loaded with the model, not with the API (RSS of every process)
-
-        return unit_rows(np.asarray(matrix, dtype=np.float32))
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return await asyncio.to_thread(self.embed_sync, list(texts))
-
-    async def aclose(self) -> None:
-        return None
+    def _rows(self, model: Any, texts: list[str]) -> Any:
+        return model.embed(texts, norm=False, batch_size=64)
 
 
 def configured_languages(settings: Settings) -> frozenset[str] | None:

@@ -13,12 +13,11 @@ the package has no download path at all.
 
 from __future__ import annotations
 
-import asyncio
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
-from api.answers.unit_vectors import MAX_TEXT_CHARS, unit_rows
+from api.answers.embedder import LocalModelEmbedder
 
 MULTILINGUAL_MODEL = "use-multilingual-v3-512"
 MULTILINGUAL_DIMENSIONS = 512
@@ -45,36 +44,18 @@ def load_use() -> Any:
     return USE(threads=_THREADS)
 
 
-class MultilingualEmbedder:
+class MultilingualEmbedder(LocalModelEmbedder):
     """``Embedder`` over USE multilingual v3; the CPU work runs in a thread."""
 
     name = MULTILINGUAL_MODEL
     dimensions = MULTILINGUAL_DIMENSIONS
     languages: frozenset[str] | None = None  # every language: it embeds across them
 
-    def __init__(self, model: Any | None = None) -> None:
-        self._model = model
-        self._lock = threading.Lock()
+    def _load(self) -> Any:
+        return load_use()
 
-    def model(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                self._model = load_use()
-            return self._model
-
-    def embed_sync(self, texts: Sequence[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        import numpy as np  # loaded with the model, not with the API
-
-        matrix = self.model().encode([text[:MAX_TEXT_CHARS] for text in texts])
-        return unit_rows(np.asarray(matrix, dtype=np.float32).reshape(len(texts), -1))
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return await asyncio.to_thread(self.embed_sync, list(texts))
-
-    async def aclose(self) -> None:
-        return None
+    def _rows(self, model: Any, texts: list[str]) -> Any:
+        return model.encode(texts)
 
 
 _process: list[MultilingualEmbedder] = []
