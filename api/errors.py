@@ -181,3 +181,9 @@ class PreconditionFailed(ServiceError):
 
     def body(self) -> dict[str, Any]:
         return {**super().body(), "data": self.current}
+
+
+class AudienceNotFound(ServiceError):
+    status = 404
+    code = "audience_not_found"
+    message = "No audience with that id or slug in this organization."

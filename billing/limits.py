@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from billing.errors import PlanLimitReached, PlanRequired
 from billing.plans import Plan, allows_webhooks, cap_allows, cap_of
 
-Resource = Literal["categories", "questions", "webhooks"]
+Resource = Literal["categories", "questions", "webhooks", "audiences"]
 
 
 async def ensure_room(

@@ -21,6 +21,7 @@ class Caps:
     webhook_limit: int  # live (not deleted) webhooks; past it, 402 plan_limit_reached
     locales: int | None = None  # enabled locales, the default included (issue 15); None: unlimited
     synonym_groups: int = 20  # synonym groups per locale (issue 28, ``PUT /synonyms``)
+    audiences: int = 0  # live audiences (issue 39, ``POST /audiences``); past it, 402
 
 
 CAPS: dict[Plan, Caps] = {
@@ -32,6 +33,7 @@ CAPS: dict[Plan, Caps] = {
         webhook_limit=10,
         locales=5,
         synonym_groups=200,
+        audiences=2,
     ),
     Plan.PRO: Caps(
         categories=500,
@@ -40,6 +42,7 @@ CAPS: dict[Plan, Caps] = {
         webhook_limit=50,
         locales=20,
         synonym_groups=1_000,
+        audiences=20,
     ),
     # Locales: what the product can serve (issue 26): each page lists every enabled locale,
     # and a sitemap URL carries one alternate per locale.
@@ -50,6 +53,7 @@ CAPS: dict[Plan, Caps] = {
         webhook_limit=500,
         locales=100,
         synonym_groups=5_000,
+        audiences=200,
     ),
 }
 
@@ -81,7 +85,8 @@ def caps_for(plan: Plan) -> Caps:
 
 
 def cap_of(plan: Plan, resource: str) -> int | None:
-    """The cap on live ``resource`` ("categories", "questions", "webhooks", "locales");
+    """The cap on live ``resource`` ("categories", "questions", "webhooks", "locales",
+    "audiences");
     None: unlimited."""
     caps = CAPS[plan]
     if resource == "webhooks":

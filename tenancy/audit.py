@@ -47,7 +47,16 @@ def system_actor(name: str) -> Actor:
 # The outbox event of an audit record: internal, in no webhook's catalog, never delivered.
 AUDIT_EVENT = "audit"
 # The resources of the org's audit log (the ``resource`` filter of ``GET …/audit``).
-AUDIT_RESOURCES = ("category", "question", "webhook", "key", "settings", "plan", "member")
+AUDIT_RESOURCES = (
+    "category",
+    "question",
+    "webhook",
+    "key",
+    "settings",
+    "plan",
+    "member",
+    "audience",
+)
 
 
 def audit_payload(

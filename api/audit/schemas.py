@@ -9,7 +9,9 @@ from pydantic import Field
 from api.schemas import QueryArgs, ResponseModel, Timestamp
 
 # tenancy.audit.AUDIT_RESOURCES, spelled out for the OpenAPI document (an enum).
-Resource = Literal["category", "question", "webhook", "key", "settings", "plan", "member"]
+Resource = Literal[
+    "category", "question", "webhook", "key", "settings", "plan", "member", "audience"
+]
 
 
 class AuditWindow(QueryArgs):

@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from api.audiences.models import Audience
 from api.categories.models import Category
 from api.errors import QuestionNotFound
 from api.members.models import Member
@@ -110,6 +111,7 @@ async def _question(
 QUESTION = _question
 CATEGORY = row(Category, "ref", "cat")
 WEBHOOK = row(Webhook, "webhook_id", "wh")
+AUDIENCE = row(Audience, "ref", "aud")
 MEMBER = row(Member, "member_id", "mem")
 SETTINGS = org_row
 QUESTION_TRANSLATION = translation(

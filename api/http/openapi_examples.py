@@ -76,6 +76,11 @@ REQUEST_EXAMPLES: dict[tuple[str, str], Any] = {
         "description": "search index",
     },
     ("patch", "/api/v1/{org}/webhooks/{webhook_id}"): {"active": False},
+    ("post", "/api/v1/{org}/audiences"): {
+        "name": "Partners",
+        "description": "Resellers signed in from the partner portal",
+    },
+    ("patch", "/api/v1/{org}/audiences/{ref}"): {"name": "Partners and resellers"},
     ("post", "/api/v1/{org}/webhooks/{webhook_id}/recover"): {"since": "2026-11-20T00:00:00.000Z"},
     ("post", "/api/v1/{org}/billing/checkout"): {"plan": "pro"},
     ("patch", "/api/v1/{org}/settings"): {"defaultLocale": "en", "locales": ["en", "fr", "de"]},

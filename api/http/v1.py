@@ -14,6 +14,7 @@ from werkzeug.routing import Rule
 
 from api.analytics.routes import analytics
 from api.answers.routes import answers
+from api.audiences.routes import audiences
 from api.audit.routes import audit
 from api.billing.routes import billing
 from api.categories import service as categories_service
@@ -87,6 +88,7 @@ api_v1.teardown_request(close_request_session)
 api_v1.register_blueprint(categories)
 api_v1.register_blueprint(questions)
 api_v1.register_blueprint(webhooks)
+api_v1.register_blueprint(audiences)
 api_v1.register_blueprint(billing)
 api_v1.register_blueprint(settings)
 api_v1.register_blueprint(translations)

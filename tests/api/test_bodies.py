@@ -32,7 +32,16 @@ async def _resources(org: OrgClient) -> dict[str, str]:
     )
     assert r.status_code == 201, await r.get_data()
     member = (await r.get_json())["data"]["id"]
-    return {"category": category, "question": question, "webhook": webhook, "member": member}
+    r = await org.post("/audiences", json={"name": "Partners"})
+    assert r.status_code == 201, await r.get_data()
+    audience = (await r.get_json())["data"]["id"]
+    return {
+        "category": category,
+        "question": question,
+        "webhook": webhook,
+        "member": member,
+        "audience": audience,
+    }
 
 
 BODY_ROUTES = [
@@ -59,6 +68,9 @@ BODY_ROUTES = [
     # The support lexicon's switches (issue 38) and a reader's vote (issue 41: the widget).
     ("PUT", "/synonyms/lexicon"),
     ("POST", "/questions/{question}/votes"),
+    # Audiences (issue 39).
+    ("POST", "/audiences"),
+    ("PATCH", "/audiences/{audience}"),
 ]
 # Routes whose body is optional (issue 30: a comment, reviewers, a publish time): an empty
 # body is no body, not invalid JSON (tests/api/questions/test_drafts.py, test_review.py).
@@ -91,6 +103,7 @@ def test_the_list_names_every_route_that_takes_a_body(app: Quart) -> None:
             m,
             p.replace("{webhook}", "<webhook_id>")
             .replace("{member}", "<member_id>")
+            .replace("{audience}", "<ref>")
             .replace("/translations/fr", "/translations/<locale>"),
         )
         for m, p in listed
