@@ -92,7 +92,13 @@ async def publish_due_questions(engine: AsyncEngine | None = None) -> dict[str, 
     return result
 
 
-@actor("questions.publish_due", max_retries=3, time_limit=600_000)
+# Its own queue: a scheduled question is published within one period even while the default
+# queue holds a backlog (an import's embeddings, a burst of relays): a worker pulls from each
+# queue it serves, so the sweep never waits behind that backlog, only for a free thread.
+QUEUE = "publishing"
+
+
+@actor("questions.publish_due", queue=QUEUE, max_retries=3, time_limit=600_000)
 async def publish_due_actor() -> None:
     await publish_due_questions()
 
@@ -102,6 +108,7 @@ register(
         name="publish-sweep",
         run=publish_due_questions,
         actor_name="questions.publish_due",
+        queue=QUEUE,
         period_seconds=lambda: get_settings().faq_publish_sweep_seconds,
     )
 )

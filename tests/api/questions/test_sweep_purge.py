@@ -198,7 +198,9 @@ async def test_scheduler_and_worker_publish_within_one_period(engine, org):
     scheduler = faq("scheduler", FAQ_PUBLISH_SWEEP_SECONDS=str(period))
     # A starting scheduler enqueues every periodic job at once, and the daily ones walk every
     # org of the session, which takes seconds on a loaded machine: one thread per job and two
-    # to spare, so a sweep always finds a free thread instead of waiting behind them.
+    # to spare, so a sweep always finds a free thread instead of waiting behind them. The
+    # default queue also holds what earlier tests of this process left (relays, embeddings):
+    # the sweep's own queue (``tasks.publishing.QUEUE``) keeps it from waiting behind those.
     threads = len(JOBS) + 2
     worker = dramatiq.Worker(broker, worker_threads=threads, worker_timeout=100)
     worker.start()
