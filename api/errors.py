@@ -187,3 +187,9 @@ class AudienceNotFound(ServiceError):
     status = 404
     code = "audience_not_found"
     message = "No audience with that id or slug in this organization."
+
+
+class InvalidReaderToken(ServiceError):
+    status = 401
+    code = "invalid_reader_token"
+    message = "The reader token is not valid for this organization."

@@ -86,6 +86,9 @@ class OrgRecord:
     locales: tuple[str, ...] = ("en",)
     # {"enabled": bool, "title": str, "primaryColor": "#rrggbb"} (issue 16); off by default.
     help_center: Mapping[str, Any] = field(default_factory=lambda: {"enabled": False})
+    # How the org's readers' tokens are verified (issue 39; ``tenancy.readers``): secrets
+    # encrypted as stored; empty when the org accepts no reader tokens.
+    readers: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Directory:
@@ -236,6 +239,7 @@ class Directory:
                         Organization.default_locale,
                         Organization.locales,
                         Organization.help_center,
+                        Organization.readers,
                     ).where(Organization.slug == slug)
                 )
             ).first()
@@ -253,6 +257,7 @@ class Directory:
             row.default_locale,
             tuple(row.locales),
             dict(row.help_center),
+            dict(row.readers),
         )
         if self._invalidations == epoch:
             self._orgs[slug] = (started, record)

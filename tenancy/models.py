@@ -28,6 +28,8 @@ class Organization(SharedBase):
     locales: Mapped[list[str]] = mapped_column(ARRAY(String(35)), server_default="{en}")
     # The hosted help center (issue 16): {"enabled", "title", "primaryColor"}; off by default.
     help_center: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default='{"enabled": false}')
+    # How the org's application signs its readers' tokens (issue 39; ``tenancy.readers``).
+    readers: Mapped[dict[str, Any]] = mapped_column(JSONB, server_default="{}")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 

@@ -24,6 +24,17 @@ class InsufficientScope(ServiceError):
 
 
 @dataclass(frozen=True)
+class Reader:
+    """A reader the org's own application signed in (issue 39: a verified reader token, sent
+    beside a publishable key): who, and the audiences (slugs) the token grants."""
+
+    sub: str
+    audiences: tuple[str, ...] = ()
+    email: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
 class Principal:
     """The org acted on and who acts on it: a key (secret or publishable), a member's key
     (``member_id``), the service itself (``acting``: a system actor such as the
@@ -41,6 +52,7 @@ class Principal:
     # no scope beyond the role's (capped under the member's lock at every role change).
     member_id: str | None = None
     acting: tuple[tuple[str, str], ...] = ()  # a recorded actor: the system's, a job's
+    reader: Reader | None = None  # a publishable key's signed-in reader (issue 39)
 
     @property
     def actor(self) -> Actor:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -47,3 +47,43 @@ def audience_public(a: Any) -> dict[str, Any]:
         "createdAt": iso(a.created_at),
         "updatedAt": iso(a.updated_at),
     }
+
+
+# ---- /settings/readers: how reader tokens are verified ---------------------------------------
+
+Kid = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")]
+
+
+class ReaderKeyIn(RequestBody):
+    """One verification key: HS256 (the service makes the secret), or RS256/ES256 with the
+    public key as PEM (``publicKey``) or as a JWK (``jwk``)."""
+
+    kid: Kid
+    alg: Literal["HS256", "RS256", "ES256"]
+    public_key: Annotated[str, Field(max_length=10_000)] | None = None
+    jwk: dict[str, Any] | None = None
+
+
+class ReadersUpdate(RequestBody):
+    """The whole setting (``PUT``): what it leaves out is gone."""
+
+    issuer: Annotated[str, Field(min_length=1, max_length=500)] | None = None
+    max_lifetime_seconds: int = Field(default=3600, ge=60, le=7 * 86_400)
+    keys: list[ReaderKeyIn] = Field(default_factory=list, max_length=10)
+    # A JWKS document ({"keys": [...]}, each JWK with its kid and alg) added to ``keys``.
+    jwks: dict[str, Any] | None = None
+
+
+class ReaderKeyOut(ResponseModel):
+    kid: str
+    alg: str
+    jwk: dict[str, Any] | None  # RS256/ES256: the public key; HS256: null
+    created_at: str
+    # Only in the response of the PUT that made an HS256 key: its secret, shown once.
+    secret: str | None = None
+
+
+class ReadersOut(ResponseModel):
+    issuer: str | None
+    max_lifetime_seconds: int
+    keys: list[ReaderKeyOut]

@@ -18,6 +18,7 @@ may share the address). Counting fails open when Redis is unreachable.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -27,6 +28,7 @@ from quart_schema import document_headers
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from werkzeug.datastructures import LanguageAccept
 
+from api.audiences.tokens import READER_TOKEN_HEADER, verify_reader_token
 from api.errors import (
     RateLimited,
     ValidationFailed,
@@ -279,6 +281,12 @@ async def bind_request_to_org() -> Response | None:
                 message,
                 headers={**decision.headers(), "Retry-After": str(decision.reset_seconds)},
             )
+    # Issue 39: a reader the org's application signed in, beside a publishable key (counted
+    # first: a flood of bad tokens spends the address's budget). Secret keys see everything.
+    reader_token = request.headers.get(READER_TOKEN_HEADER)
+    if public and reader_token is not None:
+        reader = verify_reader_token(reader_token, org.id, org.slug, org.readers)
+        principal = dataclasses.replace(principal, reader=reader)
     if not (public and getattr(view, PUBLIC_ATTRIBUTE, False)):
         principal.require(required)
     key_usage().seen(key.fingerprint)

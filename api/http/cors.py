@@ -28,7 +28,7 @@ from tenancy.settings import Settings
 log = structlog.get_logger(__name__)
 
 ALLOW_METHODS = "GET"
-ALLOW_HEADERS = "Authorization, Accept-Language"
+ALLOW_HEADERS = "Authorization, Accept-Language, X-Reader-Token"
 MAX_AGE = "600"  # browsers cap it (Chromium: 2 hours, Firefox: 24 hours)
 METHODS_ATTRIBUTE = "_faq_cors_methods"
 HEADERS_ATTRIBUTE = "_faq_cors_headers"

@@ -76,6 +76,11 @@ REQUEST_EXAMPLES: dict[tuple[str, str], Any] = {
         "description": "search index",
     },
     ("patch", "/api/v1/{org}/webhooks/{webhook_id}"): {"active": False},
+    ("put", "/api/v1/{org}/settings/readers"): {
+        "issuer": "https://app.example.com",
+        "maxLifetimeSeconds": 3600,
+        "keys": [{"kid": "app-2026", "alg": "HS256"}],
+    },
     ("post", "/api/v1/{org}/audiences"): {
         "name": "Partners",
         "description": "Resellers signed in from the partner portal",

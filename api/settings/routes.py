@@ -7,6 +7,8 @@ from typing import Any
 from quart import Blueprint, request
 from quart_schema import document_response, validate_request
 
+from api.audiences import readers
+from api.audiences.schemas import ReadersOut, ReadersUpdate
 from api.helpcenter import theming
 from api.helpcenter.assets import bounded_body
 from api.http import conditional_locks as locks
@@ -79,3 +81,25 @@ async def delete_logo() -> Result:
     await theming.delete_logo(db(), current_org())
     after_commit(db(), "directory.clear", tenancy().directory.clear)
     return {"data": await _settings()}, 200
+
+
+@settings.get("/readers")
+@requires_scope("admin")
+@document_response(Envelope[ReadersOut])
+async def get_readers() -> Result:
+    """How reader tokens are verified (issue 39): issuer, maximum lifetime, keys; never a
+    secret."""
+    return {"data": await readers.get_readers(db(), current_org())}, 200
+
+
+@settings.put("/readers")
+@requires_scope("admin")
+@validate_request(ReadersUpdate)
+@document_response(Envelope[ReadersOut])
+@conditional(locks.SETTINGS)
+async def put_readers(data: ReadersUpdate) -> Result:
+    """Replace how reader tokens are verified. A new HS256 key's secret is in this response
+    only (``keys[].secret``); RS256/ES256 keys come as PEM, JWK or a JWKS document."""
+    result = await readers.put_readers(db(), current_org(), data)
+    after_commit(db(), "directory.clear", tenancy().directory.clear)
+    return {"data": result}, 200

@@ -32,7 +32,9 @@ def _report(slug: str, count: int) -> None:
 
 
 def cmd_rotate_secret_key() -> int:
-    """Re-encrypt every webhook secret of every org under the newest ``FAQ_SECRET_KEY``."""
+    """Re-encrypt every webhook secret and every reader token secret (issue 39) of every org
+    under the newest ``FAQ_SECRET_KEY``."""
+    from api.audiences.readers import reencrypt_reader_secrets
     from api.webhooks.rotation import reencrypt_webhook_secrets
 
     async def work(engine: AsyncEngine) -> int:
@@ -40,4 +42,6 @@ def cmd_rotate_secret_key() -> int:
 
     total = run_with_engine(work)
     print(f"done: {total} webhook secrets now under the newest key")
+    readers = run_with_engine(reencrypt_reader_secrets)
+    print(f"done: {readers} reader token secrets now under the newest key")
     return 0

@@ -71,6 +71,7 @@ BODY_ROUTES = [
     # Audiences (issue 39).
     ("POST", "/audiences"),
     ("PATCH", "/audiences/{audience}"),
+    ("PUT", "/settings/readers"),
 ]
 # Routes whose body is optional (issue 30: a comment, reviewers, a publish time): an empty
 # body is no body, not invalid JSON (tests/api/questions/test_drafts.py, test_review.py).

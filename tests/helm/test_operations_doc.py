@@ -28,7 +28,31 @@ def documented_steps() -> str:
     return match.group(1)
 
 
-def stored_ciphertexts(env: dict[str, str]) -> list[str]:
+# Every org's HS256 reader token secrets (issue 39), for ``stored_ciphertexts``.
+READER_SECRETS = (
+    "SELECT k->>'secret' FROM shared.organizations, "
+    "jsonb_array_elements(readers->'keys') k WHERE k ? 'secret'"
+)
+
+
+def stored_ciphertexts(env: dict[str, str], shared_query: str | None = None) -> list[str]:
+    """The webhook secrets' ciphertexts of every org, or what ``shared_query`` selects."""
+    if shared_query is not None:
+        return _probe(
+            env, f"        found = (await conn.execute(text({shared_query!r}))).scalars().all()\n"
+        )
+    return _probe(
+        env,
+        "        schemas = (await conn.execute(text("
+        "'SELECT schema_name FROM shared.organizations'))).scalars().all()\n"
+        "        found = []\n"
+        "        for schema in schemas:\n"
+        "            found += (await conn.execute(text("
+        "f'SELECT secret_ciphertext FROM \"{schema}\".webhooks'))).scalars().all()\n",
+    )
+
+
+def _probe(env: dict[str, str], body: str) -> list[str]:
     probe = (
         "import asyncio, json\n"
         "from sqlalchemy import text\n"
@@ -36,14 +60,7 @@ def stored_ciphertexts(env: dict[str, str]) -> list[str]:
         "from tenancy.settings import get_settings\n"
         "async def main():\n"
         "    engine = make_engine(get_settings(), pool_size=1)\n"
-        "    async with engine.connect() as conn:\n"
-        "        schemas = (await conn.execute(text("
-        "'SELECT schema_name FROM shared.organizations'))).scalars().all()\n"
-        "        found = []\n"
-        "        for schema in schemas:\n"
-        "            found += (await conn.execute(text("
-        "f'SELECT secret_ciphertext FROM \"{schema}\".webhooks'))).scalars().all()\n"
-        "    await engine.dispose()\n"
+        "    async with engine.connect() as conn:\n" + body + "    await engine.dispose()\n"
         "    print(json.dumps(found))\n"
         "asyncio.run(main())\n"
     )
@@ -102,11 +119,22 @@ def test_documented_rotation_re_encrypts_webhook_secrets_under_the_new_key(
         )
         assert status == 201, body
         secret = json.loads(body)["data"]["secret"]
+        # Issue 39: a reader token secret is stored under the key as well.
+        status, body = http(
+            "PUT",
+            base + "/api/v1/rot-a/settings/readers",
+            {"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+            json.dumps({"keys": [{"kid": "app", "alg": "HS256"}]}).encode(),
+        )
+        assert status == 200, body
+        reader_secret = json.loads(body)["data"]["keys"][0]["secret"]
         group.running[0].process.terminate()
         assert group.running[0].process.wait(30) == 0
 
     (before,) = stored_ciphertexts(env)
     assert Fernet(old_key).decrypt(before.encode()).decode() == secret
+    (reader_before,) = stored_ciphertexts(env, READER_SECRETS)
+    assert Fernet(old_key).decrypt(reader_before.encode()).decode() == reader_secret
 
     steps = documented_steps()
     assert "faq secret-key rotate" in steps and "NEW,OLD" in steps
@@ -118,6 +146,7 @@ def test_documented_rotation_re_encrypts_webhook_secrets_under_the_new_key(
     assert rotated.returncode == 0, rotated.stderr
     assert "rot-a: 1 webhook secrets re-encrypted" in rotated.stdout
     assert "rot-b: 0 webhook secrets re-encrypted" in rotated.stdout
+    assert "done: 1 reader token secrets now under the newest key" in rotated.stdout
     # Running it again is harmless.
     again = subprocess.run(
         [*faq, "secret-key", "rotate"], env=both, capture_output=True, text=True, timeout=60
@@ -129,3 +158,7 @@ def test_documented_rotation_re_encrypts_webhook_secrets_under_the_new_key(
     assert Fernet(new_key).decrypt(after.encode()).decode() == secret
     with pytest.raises(InvalidToken):
         Fernet(old_key).decrypt(after.encode())
+    (reader_after,) = stored_ciphertexts(env, READER_SECRETS)
+    assert Fernet(new_key).decrypt(reader_after.encode()).decode() == reader_secret
+    with pytest.raises(InvalidToken):
+        Fernet(old_key).decrypt(reader_after.encode())

@@ -84,7 +84,9 @@ async def test_preflight_of_a_readable_path(org: OrgClient) -> None:
         assert r.status_code == 204, path
         assert r.headers["Access-Control-Allow-Origin"] == SITE
         assert r.headers["Access-Control-Allow-Methods"] == "GET"
-        assert r.headers["Access-Control-Allow-Headers"] == "Authorization, Accept-Language"
+        assert r.headers["Access-Control-Allow-Headers"] == (
+            "Authorization, Accept-Language, X-Reader-Token"
+        )
         assert int(r.headers["Access-Control-Max-Age"]) > 0
         assert "origin" in vary(r)
         assert await r.get_data() == b""
