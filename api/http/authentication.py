@@ -11,8 +11,10 @@ member on every door, reads and writes alike."""
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 
+from api.audiences.tokens import verify_reader_token
 from api.errors import OrgNotFound, RateLimited, Unauthorized
 from api.http.rate_limit import RateLimiter
 from tenancy.clock import utcnow
@@ -63,6 +65,17 @@ def visitor(org: OrgRecord) -> Principal:
         org.default_locale,
         org.locales,
     )
+
+
+def with_reader(principal: Principal, org: OrgRecord, token: str | None) -> Principal:
+    """Issue 39: the principal with the reader ``token`` signs in (``X-Reader-Token``), when
+    the key is publishable and a token came; 401 ``invalid_reader_token`` when it does not
+    verify. A secret key sees everything: its principal is returned as it is. Every door calls
+    it after counting the request (a flood of bad tokens spends the caller's budget)."""
+    if token is None or not principal.public:
+        return principal
+    reader = verify_reader_token(token, org.id, org.slug, org.readers)
+    return dataclasses.replace(principal, reader=reader)
 
 
 async def refuse(limiter: RateLimiter | None, address: str, per_minute: int) -> None:

@@ -18,7 +18,6 @@ may share the address). Counting fails open when Redis is unreachable.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -28,13 +27,13 @@ from quart_schema import document_headers
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from werkzeug.datastructures import LanguageAccept
 
-from api.audiences.tokens import READER_TOKEN_HEADER, verify_reader_token
+from api.audiences.tokens import READER_TOKEN_HEADER
 from api.errors import (
     RateLimited,
     ValidationFailed,
     field_error,
 )
-from api.http.authentication import authenticate, bearer_token
+from api.http.authentication import authenticate, bearer_token, with_reader
 from api.http.client_addresses import client_behind_proxies, is_trusted, parse_address
 from api.http.etags import ETAG, IF_NONE_MATCH, LIST_READS, list_tag, none_match
 from api.http.org_inflight import Slot
@@ -283,10 +282,7 @@ async def bind_request_to_org() -> Response | None:
             )
     # Issue 39: a reader the org's application signed in, beside a publishable key (counted
     # first: a flood of bad tokens spends the address's budget). Secret keys see everything.
-    reader_token = request.headers.get(READER_TOKEN_HEADER)
-    if public and reader_token is not None:
-        reader = verify_reader_token(reader_token, org.id, org.slug, org.readers)
-        principal = dataclasses.replace(principal, reader=reader)
+    principal = with_reader(principal, org, request.headers.get(READER_TOKEN_HEADER))
     if not (public and getattr(view, PUBLIC_ATTRIBUTE, False)):
         principal.require(required)
     key_usage().seen(key.fingerprint)

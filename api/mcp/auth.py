@@ -15,9 +15,10 @@ from typing import Any
 
 from quart import Quart
 
+from api.audiences.tokens import READER_TOKEN_HEADER
 from api.errors import RateLimited
 from api.http.authentication import authenticate as one_door
-from api.http.authentication import bearer_token
+from api.http.authentication import bearer_token, with_reader
 from api.http.binding import Tenancy, key_usage
 from api.http.client_addresses import client_behind_proxies
 from tenancy.directory import OrgRecord
@@ -100,6 +101,9 @@ async def authenticate(app: Quart, scope: dict[str, Any], slug: str) -> Caller:
                 headers={**decision.headers(), "Retry-After": str(decision.reset_seconds)},
             )
         rate = decision.headers() if decision is not None else {}
+    # Issue 39: a reader token beside a publishable key, as on every door.
+    token = _header(scope, READER_TOKEN_HEADER.lower().encode())
+    principal = with_reader(principal, org, token)
     key_usage(app.extensions).seen(key.fingerprint)  # the key's lastUsedAt
     return Caller(
         org, principal, principal.public, address, key.allowed_origins, base_url(scope), rate
