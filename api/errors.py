@@ -193,3 +193,9 @@ class InvalidReaderToken(ServiceError):
     status = 401
     code = "invalid_reader_token"
     message = "The reader token is not valid for this organization."
+
+
+class AudienceInUse(ServiceError):
+    status = 409
+    code = "audience_in_use"
+    message = "Categories or questions are kept for this audience: change them first."

@@ -142,3 +142,10 @@ def utc(value: datetime) -> datetime:
     from datetime import UTC
 
     return value.astimezone(UTC)
+
+
+# Audience slugs a category or question is kept for (issue 39): empty, everyone; each must
+# name a live audience of the org (``api.audiences.service.checked_audiences``).
+AudienceList = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=100)]], Field(max_length=20)
+]

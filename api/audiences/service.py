@@ -7,14 +7,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select, update
+from sqlalchemy import ColumnElement, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.audiences.models import Audience
 from api.audiences.schemas import AudienceCreate, audience_public
+from api.categories.models import Category
 from api.categories.schemas import SLUG_MAX
-from api.errors import AudienceNotFound, SlugConflict, ValidationFailed, field_error
+from api.errors import (
+    AudienceInUse,
+    AudienceNotFound,
+    SlugConflict,
+    ValidationFailed,
+    field_error,
+)
+from api.questions.models import Question
 from api.slugs import SlugRule
 from billing.limits import ensure_room
 from tenancy.audit import audit_change
@@ -124,6 +132,8 @@ async def update_audience(
     }
     if "slug" in values:
         SLUGS.check_manual(values["slug"])
+        if await _in_use(session, audience.slug):
+            raise AudienceInUse("Content is kept for this audience: its slug cannot change.")
     if not values:
         return before
     values["updated_at"] = utcnow()
@@ -154,8 +164,47 @@ async def delete_audience(session: AsyncSession, org: Principal, ref: str) -> No
     """Soft delete: the audience disappears and its slug is free again at once."""
     org.require("admin")
     audience = await _load(session, ref, lock=True)
+    if await _in_use(session, audience.slug):
+        raise AudienceInUse()
     await _audit(session, org, "deleted", audience.id, audience_public(audience), None)
     now = utcnow()
     await session.execute(
         update(Audience).where(Audience.id == audience.id).values(deleted_at=now, updated_at=now)
     )
+
+
+async def checked_audiences(session: AsyncSession, slugs: list[str], field: str) -> list[str]:
+    """``slugs`` as a category or question keeps them (each once, in the order sent), when
+    each names a live audience of the org; else 400 ``validation_failed`` naming the first
+    that does not."""
+    wanted = list(dict.fromkeys(slugs))
+    if not wanted:
+        return []
+    # FOR KEY SHARE: a delete of one of them (FOR UPDATE, then its in-use check) waits for
+    # this write's commit and sees it, or this waits for the delete and no longer finds it.
+    stmt = (
+        select(Audience.slug)
+        .where(LIVE, Audience.slug.in_(wanted))
+        .with_for_update(read=True, key_share=True)
+    )
+    live = set((await session.execute(stmt)).scalars().all())
+    for n, slug in enumerate(wanted):
+        if slug not in live:
+            raise ValidationFailed(
+                f"No audience {slug!r} in this organization.",
+                details=field_error(f"{field}[{n}]", "not an audience of this organization"),
+            )
+    return wanted
+
+
+async def _in_use(session: AsyncSession, slug: str) -> bool:
+    """Whether a live category or question is kept for the audience ``slug``."""
+    named = [slug]
+    used = select(Category.id).where(
+        Category.deleted_at.is_(None), Category.audiences.contains(named)
+    )
+    used_q = select(Question.id).where(
+        Question.deleted_at.is_(None), Question.audiences.contains(named)
+    )
+    found = await session.execute(select(exists(used) | exists(used_q)))
+    return bool(found.scalar())

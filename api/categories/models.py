@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, Text
-from sqlalchemy.dialects.postgresql import TSVECTOR
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tenancy.db import TenantBase
@@ -31,3 +31,7 @@ class Category(TenantBase):
     created_at: Mapped[datetime] = mapped_column(TS)
     updated_at: Mapped[datetime] = mapped_column(TS)
     deleted_at: Mapped[datetime | None] = mapped_column(TS)
+    # Audience slugs (issue 39): empty, everyone; else readers of at least one of them.
+    audiences: Mapped[list[str]] = mapped_column(ARRAY(String(100)), default=list)
+    # The non-empty ``audiences`` of this category and its ancestors, root first (derived).
+    audience_path: Mapped[list[list[str]]] = mapped_column(JSONB, default=list)

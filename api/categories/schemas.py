@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from api.schemas import QueryArgs, RequestBody, ResponseModel
+from api.schemas import AudienceList, QueryArgs, RequestBody, ResponseModel
 from tenancy.clock import iso
 
 SLUG_MAX = 100
@@ -24,6 +24,7 @@ class CategoryCreate(RequestBody):
     description: Description | None = None
     order: Order = 0
     parent_id: CategoryRef | None = None
+    audiences: AudienceList = Field(default_factory=list)
 
 
 class CategoryUpdate(RequestBody):
@@ -32,6 +33,7 @@ class CategoryUpdate(RequestBody):
     description: Description | None = None
     order: Order | None = None
     parent_id: CategoryRef | None = None
+    audiences: AudienceList | None = None
 
 
 class CategoryListQuery(QueryArgs):
@@ -63,6 +65,9 @@ class CategoryOut(ResponseModel):
     order: int
     parent_id: str | None
     is_default: bool
+    # The audiences it is kept for (issue 39; empty: everyone), its subcategories and
+    # questions with it.
+    audiences: list[str]
     question_count: int
     created_at: str
     updated_at: str
@@ -103,6 +108,7 @@ def category_public(c: Any, question_count: int, external_id: str | None) -> dic
         "order": c.sort_order,
         "parentId": c.parent_id,
         "isDefault": c.is_default,
+        "audiences": list(c.audiences or ()),
         "questionCount": question_count,
         "createdAt": iso(c.created_at),
         "updatedAt": iso(c.updated_at),

@@ -31,9 +31,12 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from api.audiences.service import checked_audiences
+from api.audiences.visibility import refresh_audience_paths
 from api.categories.models import Category
 from api.categories.schemas import SLUG_MAX, CategoryCreate, category_public
 from api.errors import (
+    AudienceInUse,
     CategoryNotEmpty,
     CategoryNotFound,
     CategoryReferenceNotFound,
@@ -60,6 +63,12 @@ LIVE = Category.deleted_at.is_(None)
 OPERATIONS = frozenset({"merge", "reorder", "audit"})
 SLUGS = SlugRule(Category, LIVE, SLUG_MAX, OPERATIONS, "uq_categories_slug_live")
 AUDIT_LIMIT = 100
+
+# Issue 39: a delete or merge never moves content to where more readers may see it.
+MOVES_WIDEN = (
+    "Its questions or subcategories would move where other audiences may read them: move them"
+    " or change the categories' audiences first."
+)
 
 DEFAULT_SLUG = "uncategorized"
 DEFAULT_NAME = "Uncategorized"
@@ -228,6 +237,7 @@ async def create_category(
             "sort_order": body.order,
             "parent_id": parent_id,
             "is_default": False,
+            "audiences": await checked_audiences(session, body.audiences, "audiences"),
             "search_vector": text_vector(org.default_locale, body.name, body.description),
             "created_at": now,
             "updated_at": now,
@@ -235,6 +245,8 @@ async def create_category(
         manual_slug=body.slug,
         text=body.name,
     )
+    if parent_id is not None or body.audiences:
+        await refresh_audience_paths(session)
     public = await get_category(session, category_id)
     if external_id is not None:
         public["externalId"] = external_id
@@ -270,6 +282,7 @@ EDITABLE = {
     "description": "description",
     "order": "sort_order",
     "parentId": "parent_id",
+    "audiences": "audiences",
 }
 
 
@@ -297,6 +310,10 @@ async def update_category(
             value = parent.id
         if field == "slug" and value != category.slug:
             SLUGS.check_manual(value)
+        if field == "audiences":
+            if value is None:
+                raise ValidationFailed(details=field_error(field, "must not be null"))
+            value = await checked_audiences(session, value, "audiences")
         if getattr(category, column) != value:
             new_values[column] = value
     if not new_values:
@@ -318,6 +335,8 @@ async def update_category(
         if SLUGS.is_conflict(exc):
             raise SlugConflict() from None
         raise
+    if "audiences" in new_values or "parent_id" in new_values:
+        await refresh_audience_paths(session)
     after_public = await get_category(session, category.id)
     changed = [f for f in EDITABLE if EDITABLE[f] in new_values]
     audit = await _audit(
@@ -366,6 +385,10 @@ async def delete_category(session: AsyncSession, org: Principal, ref: str, force
     before_public = await _public(session, category)
     if before_public["questionCount"] > 0 and not force:
         raise CategoryNotEmpty()
+    if category.audience_path and (
+        before_public["questionCount"] > 0 or await _descendant_ids(session, category.id)
+    ):
+        raise AudienceInUse(MOVES_WIDEN)
     now = utcnow()
     default_id = await _default_category_id(session)
     await move_to_category(session, org, category.id, default_id)
@@ -418,6 +441,8 @@ async def merge_categories(
             "The target is inside the source's subtree.",
             details=field_error("targetId", "inside the source's subtree"),
         )
+    if source.audience_path != found[target_id].audience_path:
+        raise AudienceInUse(MOVES_WIDEN)
     before_public = await _public(session, source)
     now = utcnow()
     children = (

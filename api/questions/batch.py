@@ -127,6 +127,7 @@ class NewQuestions:
         """The id the question will have (``create_question``'s checks of the body now)."""
         status, scheduled_at = state_on_create(body.status, body.scheduled_publish_at)
         assert scheduled_at is None  # scheduled questions are created one by one
+        assert not body.audiences  # imports keep content for everyone (issue 39)
         if not looks_like_id(body.category_id, "cat"):
             raise CategoryReferenceNotFound()
         new = _New(new_id("q"), body, status, external_id)

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import DateTime, ForeignKey, Integer, String, Text
-from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 from sqlalchemy.orm import Mapped, column_property, mapped_column
 
 from api.external_ids import external_id_column, external_id_of
@@ -39,6 +39,8 @@ class Question(TenantBase):
     created_at: Mapped[datetime] = mapped_column(TS)
     updated_at: Mapped[datetime] = mapped_column(TS)
     deleted_at: Mapped[datetime | None] = mapped_column(TS)
+    # Audience slugs (issue 39): empty, everyone; else readers of at least one of them.
+    audiences: Mapped[list[str]] = mapped_column(ARRAY(String(100)), default=list)
     # Its import's source (``api/external_ids.py``), loaded with the question: the responses
     # of writes and the events show it as the reads do.
     external_id: Mapped[str | None] = column_property(external_id_of("question", id))

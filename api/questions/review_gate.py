@@ -55,7 +55,10 @@ def goes_live_unreviewed(question: Question, changes: dict[str, Any]) -> bool:
         return False
     if status != question.status:
         return True
-    return any(
+    # Who may read a live question is part of what reviewers approve (issue 39); a draft does
+    # not carry audiences yet, so changing them on a live question needs review off.
+    audiences = "audiences" in changes and changes["audiences"] != list(question.audiences or ())
+    return audiences or any(
         name in changes and changes[name] != getattr(question, col)
         for name, col in DRAFT_FIELDS.items()
     )

@@ -37,8 +37,9 @@ COLUMNS = {
     "order": "sort_order",
     "scheduledPublishAt": "scheduled_publish_at",
     "publishedAt": "published_at",
+    "audiences": "audiences",
 }
-NOT_NULL = ("title", "answer", "categoryId", "status", "slug", "order")
+NOT_NULL = ("title", "answer", "categoryId", "status", "slug", "order", "audiences")
 
 
 def check_not_null(changes: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ from pydantic import Field
 from sqlalchemy import Row
 
 from api.questions.models import Question, QuestionRevision
-from api.schemas import QueryArgs, RequestBody, ResponseModel, Timestamp
+from api.schemas import AudienceList, QueryArgs, RequestBody, ResponseModel, Timestamp
 from tenancy.clock import iso
 
 SLUG_MAX = 200
@@ -32,6 +32,7 @@ class QuestionCreate(RequestBody):
     slug: Slug | None = None
     order: Order = 0
     scheduled_publish_at: Timestamp | None = None
+    audiences: AudienceList = Field(default_factory=list)
 
 
 class QuestionUpdate(RequestBody):
@@ -42,6 +43,7 @@ class QuestionUpdate(RequestBody):
     slug: Slug | None = None
     order: Order | None = None
     scheduled_publish_at: Timestamp | None = None
+    audiences: AudienceList | None = None
 
 
 class QuestionListQuery(QueryArgs):
@@ -93,6 +95,8 @@ class QuestionOut(ResponseModel):
     status: Status
     category_id: str
     order: int
+    # The audiences it is kept for (issue 39; empty: everyone).
+    audiences: list[str]
     published_at: str | None
     scheduled_publish_at: str | None
     created_at: str
@@ -119,6 +123,7 @@ class QuestionSnapshot(ResponseModel):
     slug: str
     order: int
     scheduled_publish_at: str | None
+    audiences: list[str] = []  # revisions before issue 39 lack it
 
 
 class RevisionOut(ResponseModel):
@@ -137,7 +142,7 @@ class RevisionOut(ResponseModel):
 # columns and the JSON the hot reads build in SQL (``api.questions.queries``); ``QuestionOut``
 # (OpenAPI) must name the same fields in the same order (checked below). Then ``draft``, the
 # summary of the question's draft (``api.questions.read_drafts``), last.
-TEXT, INT, STAMP = "text", "int", "stamp"
+TEXT, INT, STAMP, LIST = "text", "int", "stamp", "list"
 SHAPE: tuple[tuple[str, str, str], ...] = (
     ("id", "id", TEXT),
     ("slug", "slug", TEXT),
@@ -147,6 +152,7 @@ SHAPE: tuple[tuple[str, str, str], ...] = (
     ("status", "status", TEXT),
     ("categoryId", "category_id", TEXT),
     ("order", "sort_order", INT),
+    ("audiences", "audiences", LIST),
     ("publishedAt", "published_at", STAMP),
     ("scheduledPublishAt", "scheduled_publish_at", STAMP),
     ("createdAt", "created_at", STAMP),
@@ -163,7 +169,11 @@ def question_public(q: Question | Row[Any], draft: dict[str, Any] | None) -> dic
     may not see drafts). Also the response of its writes, the ``data`` of its events and its
     audit snapshots."""
     out = {
-        name: iso(getattr(q, attr)) if kind == STAMP else getattr(q, attr)
+        name: iso(getattr(q, attr))
+        if kind == STAMP
+        else list(getattr(q, attr) or ())
+        if kind == LIST
+        else getattr(q, attr)
         for name, attr, kind in SHAPE
     }
     out[DRAFT] = draft
@@ -177,7 +187,16 @@ if (*_ORDER, DRAFT) != PUBLIC_FIELDS:  # the OpenAPI schema and the JSON cannot 
     raise TypeError(f"QuestionOut {PUBLIC_FIELDS} is not the public shape {(*_ORDER, DRAFT)}")
 
 # The fields a client edits, as a revision's snapshot keeps them (public names).
-EDITABLE = ("title", "answer", "categoryId", "status", "slug", "order", "scheduledPublishAt")
+EDITABLE = (
+    "title",
+    "answer",
+    "categoryId",
+    "status",
+    "slug",
+    "order",
+    "scheduledPublishAt",
+    "audiences",
+)
 
 
 def snapshot_of(public: dict[str, Any]) -> dict[str, Any]:

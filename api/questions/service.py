@@ -26,6 +26,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from api.audiences.service import checked_audiences
 from api.categories.models import Category
 from api.errors import (
     CategoryReferenceNotFound,
@@ -102,6 +103,7 @@ async def create_question(
             "status": status,
             "category_id": category,
             "sort_order": body.order,
+            "audiences": await checked_audiences(session, body.audiences, "audiences"),
             "published_at": now if status == PUBLISHED else None,
             "scheduled_publish_at": scheduled_at,
             "revision_count": 0,
@@ -189,6 +191,7 @@ _CREATE_COLUMNS = (
     "status",
     "category_id",
     "sort_order",
+    "audiences",
     "published_at",
     "scheduled_publish_at",
     "revision_count",
@@ -325,6 +328,8 @@ async def _apply(
         new["slug"] = changes["slug"]
     if "categoryId" in changes and changes["categoryId"] != question.category_id:
         new["category_id"] = await category_id(session, changes["categoryId"])
+    if "audiences" in changes:
+        new["audiences"] = await checked_audiences(session, changes["audiences"], "audiences")
     status, scheduled_at = state_on_update(
         question.status,
         question.scheduled_publish_at,

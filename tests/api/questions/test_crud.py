@@ -40,6 +40,7 @@ async def test_create_returns_the_question(org):
         "status",
         "categoryId",
         "order",
+        "audiences",  # issue 39: empty, for everyone
         "publishedAt",
         "scheduledPublishAt",
         "createdAt",
@@ -47,7 +48,7 @@ async def test_create_returns_the_question(org):
         "externalId",  # null: made by the API, not by an import (issue 29)
         "draft",  # as GET shows it (issue 40): none yet
     }
-    assert q["externalId"] is None and q["draft"] is None
+    assert q["externalId"] is None and q["draft"] is None and q["audiences"] == []
     for ref in (q["id"], q["slug"]):
         r = await org.get(f"/questions/{ref}", scope="read")
         assert r.status_code == 200
