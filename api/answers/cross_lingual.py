@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from functools import lru_cache
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
@@ -26,6 +27,7 @@ from api.answers.multilingual import (
 from api.answers.query_embeddings import embed_query
 from api.answers.semantic import semantic_status
 from api.answers.vectors import vector_literal
+from api.audiences.visibility import Audiences, question_rule_sql
 from tenancy.db import read_records
 
 # The nearest questions, beside the lexical candidates. Fewer than the semantic leg's 50:
@@ -48,20 +50,29 @@ _SIMILARITY = f"SELECT e.question_id, 1 - ({_DISTANCE}) AS similarity"
 _FROM = " FROM question_embeddings e JOIN questions q ON q.id = e.question_id"
 # One read: the nearest ($5 of them, in the categories $6 when given) and the cosine of each
 # of the other legs' candidates ($7).
-_SCORES_SQL = (
-    f"({_SIMILARITY}{_FROM} WHERE {_UNTRANSLATED}"
-    " AND ($6::text[] IS NULL OR q.category_id = ANY($6::text[]))"
-    f" ORDER BY {_DISTANCE} LIMIT $5)"
-    f" UNION ({_SIMILARITY}{_FROM} WHERE {_UNTRANSLATED} AND e.question_id = ANY($7::text[]))"
-)
+# Only the questions the reader may read (issue 39): the audience rule on each part.
+
+
+@lru_cache(maxsize=256)
+def scores_sql(audiences: Audiences) -> str:
+    rule = question_rule_sql(audiences, "q")
+    readable = f"{_UNTRANSLATED} AND {rule}" if rule is not None else _UNTRANSLATED
+    return (
+        f"({_SIMILARITY}{_FROM} WHERE {readable}"
+        " AND ($6::text[] IS NULL OR q.category_id = ANY($6::text[]))"
+        f" ORDER BY {_DISTANCE} LIMIT $5)"
+        f" UNION ({_SIMILARITY}{_FROM} WHERE {readable} AND e.question_id = ANY($7::text[]))"
+    )
 
 
 class CrossLingualLeg:
-    """One query's cross-lingual leg for a reader in ``locale``, on the org's ``session``."""
+    """One query's cross-lingual leg for a reader in ``locale``, on the org's ``session``
+    (``audiences``: the reader's, ``api.audiences.visibility``; None: no audience rule)."""
 
-    def __init__(self, session: AsyncSession, locale: str) -> None:
+    def __init__(self, session: AsyncSession, locale: str, audiences: Audiences = ()) -> None:
         self._session = session
         self._locale = locale
+        self._audiences = audiences
         self._embedding: asyncio.Future[list[float]] | None = None
 
     def start(self, text: str) -> None:
@@ -91,7 +102,7 @@ class CrossLingualLeg:
             return {}
         rows = await read_records(
             self._session,
-            _SCORES_SQL,
+            scores_sql(self._audiences),
             *self._args(vector),
             NEAREST,
             list(category_ids) if category_ids is not None else None,

@@ -19,10 +19,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.answers.vocabulary import Vocabulary
+from api.audiences.visibility import Audiences, question_rule_sql
 from tenancy.db import read_records
 
 CANDIDATES = 100
@@ -33,6 +35,7 @@ B = 0.75
 
 # $1 tsquery, $2 locale, $3 category ids or NULL, $4 limit, $5 lexemes, $6 more ids to score.
 # The served vector: the published translation's in the locale, else the question's own.
+# ``{rule}``: who may read the question (issue 39, ``api.audiences.visibility``).
 _CANDIDATES_SQL = """
 WITH hits AS (
     SELECT id FROM questions WHERE search_vector @@ $1::tsquery
@@ -45,7 +48,7 @@ WITH hits AS (
     JOIN questions q ON q.id = hits.id
     LEFT JOIN question_translations t
         ON t.question_id = q.id AND t.locale = $2 AND t.status = 'published'
-    WHERE q.deleted_at IS NULL AND q.status = 'published'
+    WHERE q.deleted_at IS NULL AND q.status = 'published'{rule}
         AND ($3::text[] IS NULL OR q.category_id = ANY($3::text[]))
 ), ranked AS (
     (SELECT id, v FROM served WHERE v @@ $1::tsquery
@@ -56,12 +59,19 @@ WITH hits AS (
     FROM questions q
     LEFT JOIN question_translations t
         ON t.question_id = q.id AND t.locale = $2 AND t.status = 'published'
-    WHERE q.id = ANY($6::text[]) AND q.deleted_at IS NULL AND q.status = 'published'
+    WHERE q.id = ANY($6::text[]) AND q.deleted_at IS NULL AND q.status = 'published'{rule}
 )
 SELECT r.id, length(r.v) AS dl, u.lexeme, u.weights
 FROM ranked r CROSS JOIN LATERAL unnest(r.v) AS u
 WHERE u.lexeme = ANY($5::text[])
 """
+
+
+@lru_cache(maxsize=256)
+def candidates_sql(audiences: Audiences) -> str:
+    """The candidates' statement for readers of ``audiences`` (None: no audience rule)."""
+    rule = question_rule_sql(audiences, "q")
+    return _CANDIDATES_SQL.replace("{rule}", f" AND {rule}" if rule is not None else "")
 
 
 @dataclass(frozen=True)
@@ -102,13 +112,15 @@ async def search(
     vocabulary: Vocabulary,
     category_ids: Sequence[str] | None,
     also: Sequence[str] = (),
+    audiences: Audiences = (),
 ) -> list[LexicalHit]:
-    """The candidates (and the questions ``also``, those holding a lexeme), best BM25 first."""
+    """The candidates (and the questions ``also``, those holding a lexeme), best BM25 first;
+    only questions readers of ``audiences`` may read (None: every published one)."""
     if not lexemes:
         return []
     rows = await read_records(
         session,
-        _CANDIDATES_SQL,
+        candidates_sql(audiences),
         candidates_query(lexemes, vocabulary),
         locale,
         list(category_ids) if category_ids is not None else None,

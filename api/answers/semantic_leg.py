@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
@@ -11,23 +12,34 @@ from api.answers import vectors
 from api.answers.embedder import current_embedder, serves
 from api.answers.query_embeddings import embed_query
 from api.answers.semantic import semantic_status
+from api.audiences.visibility import Audiences, question_rule_sql
 from tenancy.db import read_records
 
 NEAREST = 50  # the nearest questions read from the index, beside the lexical candidates
 
 _COSINES_SQL = """
-SELECT question_id, 1 - (embedding OPERATOR(public.<=>) $1::public.vector) AS similarity
-FROM question_embeddings
-WHERE question_id = ANY($2::text[]) AND locale = $3 AND model = $4 AND dimensions = $5
+SELECT e.question_id, 1 - (e.embedding OPERATOR(public.<=>) $1::public.vector) AS similarity
+FROM question_embeddings e JOIN questions q ON q.id = e.question_id
+WHERE e.question_id = ANY($2::text[]) AND e.locale = $3 AND e.model = $4 AND e.dimensions = $5
+    AND q.deleted_at IS NULL AND q.status = 'published'{rule}
 """
 
 
-class EmbeddingsLeg:
-    """One query's semantic leg in ``locale``, on the org's ``session``."""
+@lru_cache(maxsize=256)
+def cosines_sql(audiences: Audiences) -> str:
+    """The cosines of published questions its readers may read (issue 39)."""
+    rule = question_rule_sql(audiences, "q")
+    return _COSINES_SQL.replace("{rule}", f" AND {rule}" if rule is not None else "")
 
-    def __init__(self, session: AsyncSession, locale: str) -> None:
+
+class EmbeddingsLeg:
+    """One query's semantic leg in ``locale``, on the org's ``session``, for readers of
+    ``audiences`` (``api.audiences.visibility``; None: no audience rule)."""
+
+    def __init__(self, session: AsyncSession, locale: str, audiences: Audiences = ()) -> None:
         self._session = session
         self._locale = locale
+        self._audiences = audiences
         self._vector: list[float] | None = None
 
     async def nearest(
@@ -47,6 +59,7 @@ class EmbeddingsLeg:
             limit=NEAREST,
             published_only=True,
             category_ids=category_ids,
+            audiences=self._audiences,
         )
         return dict(found)
 
@@ -56,7 +69,7 @@ class EmbeddingsLeg:
             return {}
         rows = await read_records(
             self._session,
-            _COSINES_SQL,
+            cosines_sql(self._audiences),
             vectors.vector_literal(vector),
             list(ids),
             self._locale,

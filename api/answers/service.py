@@ -23,6 +23,12 @@ from api.answers.multilingual import language_of, serves_several_languages
 from api.answers.semantic_leg import EmbeddingsLeg
 from api.answers.terms import NO_SYNONYMS, QueryTerms, analyse, matched_synonyms
 from api.answers.vocabulary import Vocabulary, VocabularyCache
+from api.audiences.visibility import (
+    Audiences,
+    category_rule_sql,
+    question_visible,
+    reader_audiences,
+)
 from api.errors import CategoryNotFound, ValidationFailed, field_error
 from api.questions import queries
 from api.questions.models import Question
@@ -114,17 +120,21 @@ def checked_query(q: str) -> str:
     return text
 
 
-async def category_ids(session: AsyncSession, ref: str) -> list[str]:
-    """The category ``ref`` (id or slug) and every category under it; 404 when unknown."""
+async def category_ids(session: AsyncSession, ref: str, audiences: Audiences = ()) -> list[str]:
+    """The category ``ref`` (id or slug) and every category under it that readers of
+    ``audiences`` may read (issue 39; None: all); 404 when unknown or not theirs to read."""
     by_ref = "id = $1" if looks_like_id(ref, "cat") else "slug = $1"
+    top = category_rule_sql(audiences, "categories")
+    below = category_rule_sql(audiences, "c")
     rows = await read_records(
         session,
         f"""
         WITH RECURSIVE tree AS (
             SELECT id FROM categories WHERE deleted_at IS NULL AND {by_ref}
+                {f"AND {top}" if top else ""}
             UNION
             SELECT c.id FROM categories c JOIN tree ON c.parent_id = tree.id
-            WHERE c.deleted_at IS NULL
+            WHERE c.deleted_at IS NULL {f"AND {below}" if below else ""}
         )
         SELECT id FROM tree
         """,
@@ -182,7 +192,8 @@ async def answers_for(
     """``find_answers`` with the org's vocabulary and this process's embedder, for ``reader``
     (the principal of any door: a key, a member, a help-center visitor): what the API, the
     help center and the MCP server call (``session``: the org's). Drafts show to secret keys
-    only, whatever the door."""
+    only, whatever the door; every leg reads only what ``reader`` may read (issue 39)."""
+    audiences = reader_audiences(reader)
     return await find_answers(
         session,
         q=q,
@@ -190,9 +201,12 @@ async def answers_for(
         limit=limit,
         category=category,
         vocabulary=await vocabulary_of(session, locale),
-        semantic=EmbeddingsLeg(session, locale),
-        cross_lingual=CrossLingualLeg(session, locale) if reads_across(reader, locale) else None,
+        semantic=EmbeddingsLeg(session, locale, audiences),
+        cross_lingual=(
+            CrossLingualLeg(session, locale, audiences) if reads_across(reader, locale) else None
+        ),
         drafts=not reader.public,
+        audiences=audiences,
     )
 
 
@@ -217,12 +231,15 @@ async def find_answers(
     semantic: Semantic | None = None,
     cross_lingual: CrossLingual | None = None,
     drafts: bool = False,
+    audiences: Audiences = (),
 ) -> list[Answer]:
     """The published questions that best answer ``q``, best first, at most ``limit``
     (``drafts``: whether each shows its draft; never to a publishable key; ``cross_lingual``:
-    the leg of questions in another language with no translation in ``locale``)."""
+    the leg of questions in another language with no translation in ``locale``;
+    ``audiences``: the reader's, ``api.audiences.visibility``: each leg reads only what the
+    reader may read, before any limit; the legs given are built for the same audiences)."""
     q = checked_query(q)
-    ids = await category_ids(session, category) if category is not None else None
+    ids = await category_ids(session, category, audiences) if category is not None else None
     if cross_lingual is not None:  # its query embedding runs while the query is analysed
         cross_lingual.start(q)
     terms = await terms_of(session, q, locale, vocabulary)
@@ -234,6 +251,7 @@ async def find_answers(
         vocabulary=vocabulary,
         category_ids=ids,
         also=list(near or ()),
+        audiences=audiences,
     )
     if semantic is not None and near is not None:
         near.update(
@@ -253,7 +271,7 @@ async def find_answers(
         return []
     sure = ranking.confident(ranked, locale)
     questions = await served_questions(
-        session, [r.question_id for r in ranked], locale, drafts=drafts
+        session, [r.question_id for r in ranked], locale, drafts=drafts, audiences=audiences
     )
     highlighter = snippets.Highlighter([*terms.words, *terms.synonyms], locale, terms.lexemes)
     answers: list[Answer] = []
@@ -276,11 +294,15 @@ async def served_questions(
     *,
     published_only: bool = True,
     drafts: bool,
+    audiences: Audiences = (),
 ) -> dict[str, dict[str, Any]]:
     """The live (``published_only``: published) questions ``ids`` exactly as GET serves them
-    in ``locale`` (with ``externalId`` and ``draft``)."""
+    in ``locale`` (with ``externalId`` and ``draft``), of those readers of ``audiences`` may
+    read (None: all)."""
     statement = queries.in_locale(locale).where(Question.id.in_(list(ids)))
     if published_only:
         statement = statement.where(Question.status == "published")
+    if audiences is not None:
+        statement = statement.where(question_visible(audiences))
     rows = (await read_rows(session, statement)).all()
     return {row.id: question_read(row, drafts) for row in rows}

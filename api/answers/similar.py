@@ -19,6 +19,7 @@ from api.answers import lexical, vectors
 from api.answers.embedder import current_embedder
 from api.answers.semantic import semantic_status
 from api.answers.service import served_questions, terms_of, vocabulary_of
+from api.audiences.visibility import Audiences
 from api.questions.queries import load
 from tenancy.db import read_records
 
@@ -39,12 +40,22 @@ class Similar:
 
 
 async def _by_words(
-    session: AsyncSession, question_id: str, title: str, locale: str, limit: int
+    session: AsyncSession,
+    question_id: str,
+    title: str,
+    locale: str,
+    limit: int,
+    audiences: Audiences,
 ) -> list[tuple[str, float]]:
     vocabulary = await vocabulary_of(session, locale)
     terms = await terms_of(session, title, locale, vocabulary)
     hits = await lexical.search(
-        session, terms.lexemes, locale=locale, vocabulary=vocabulary, category_ids=None
+        session,
+        terms.lexemes,
+        locale=locale,
+        vocabulary=vocabulary,
+        category_ids=None,
+        audiences=audiences,
     )
     best = max((hit.score for hit in hits), default=0.0) or 1.0
     return [(h.question_id, h.score / best) for h in hits if h.question_id != question_id][:limit]
@@ -54,7 +65,7 @@ async def _served_title(session: AsyncSession, question_id: str, own: str, local
     """The question's title as served in ``locale`` (its published translation's, else its
     own): the words the others' texts in ``locale`` are compared with."""
     served = await served_questions(
-        session, [question_id], locale, published_only=False, drafts=False
+        session, [question_id], locale, published_only=False, drafts=False, audiences=None
     )
     question = served.get(question_id)
     return str(question["title"]) if question is not None else own
@@ -68,25 +79,33 @@ async def similar_questions(
     *,
     published_only: bool,
     drafts: bool,
+    audiences: Audiences = None,
 ) -> list[Similar]:
-    """Up to ``limit`` questions most like ``ref`` (id or slug; 404 when unknown), best first."""
+    """Up to ``limit`` questions most like ``ref`` (id or slug; 404 when unknown), best first
+    (``audiences``: only those its readers may read, ``api.audiences.visibility``; None: the
+    editors' view, no audience rule)."""
     question = await load(session, ref)
     if published_only:
-        found = await _related(session, question.id, locale, limit)
+        found = await _related(session, question.id, locale, limit, audiences)
     else:
         found = await vectors.similar_to(session, question.id, locale, limit)
     found = [(qid, score) for qid, score in found if score >= MIN_SIMILARITY]
     if not found:
         title = await _served_title(session, question.id, question.title, locale)
-        found = await _by_words(session, question.id, title, locale, limit)
+        found = await _by_words(session, question.id, title, locale, limit, audiences)
     served = await served_questions(
-        session, [qid for qid, _ in found], locale, published_only=published_only, drafts=drafts
+        session,
+        [qid for qid, _ in found],
+        locale,
+        published_only=published_only,
+        drafts=drafts,
+        audiences=audiences,
     )
     return [Similar(served[qid], score) for qid, score in found if qid in served]
 
 
 async def _related(
-    session: AsyncSession, question_id: str, locale: str, limit: int
+    session: AsyncSession, question_id: str, locale: str, limit: int, audiences: Audiences
 ) -> list[tuple[str, float]]:
     engine = session.bind
     if not isinstance(engine, AsyncEngine) or not (await semantic_status(engine)).available:
@@ -97,7 +116,13 @@ async def _related(
         return []
     vector = [float(v) for v in rows[0]["embedding"].strip("[]").split(",")]
     near = await vectors.nearest(
-        session, vector, locale=locale, limit=limit + 1, published_only=True, category_ids=None
+        session,
+        vector,
+        locale=locale,
+        limit=limit + 1,
+        published_only=True,
+        category_ids=None,
+        audiences=audiences,
     )
     return [(qid, score) for qid, score in near if qid != question_id][:limit]
 
@@ -135,12 +160,17 @@ def topic_words(title: str, locale: str) -> str:
 
 
 async def _related_by_words(
-    session: AsyncSession, question_id: str, title: str, locale: str
+    session: AsyncSession, question_id: str, title: str, locale: str, audiences: Audiences
 ) -> list[tuple[str, float]]:
     vocabulary = await vocabulary_of(session, locale)
     terms = await terms_of(session, topic_words(title, locale), locale, vocabulary)
     hits = await lexical.search(
-        session, terms.lexemes, locale=locale, vocabulary=vocabulary, category_ids=None
+        session,
+        terms.lexemes,
+        locale=locale,
+        vocabulary=vocabulary,
+        category_ids=None,
+        audiences=audiences,
     )
     own = next((h.score for h in hits if h.question_id == question_id), 0.0)
     if own <= 0:
@@ -157,23 +187,34 @@ def _language(tag: str) -> str:
 
 
 async def related_for_readers(
-    session: AsyncSession, question_id: str, locale: str, limit: int = RELATED
+    session: AsyncSession,
+    question_id: str,
+    locale: str,
+    limit: int = RELATED,
+    *,
+    audiences: Audiences = (),
 ) -> list[dict[str, Any]]:
     """The help center's "Related questions" of a published question, as ``{"slug",
-    "title"}``: published ones, by meaning (``MIN_SIMILARITY``), else by words
-    (``RELATED_WORDS_FLOOR``), and only those served in the page's language (a question not
-    translated into it is not listed on its page). None rather than noise (issue 41)."""
+    "title"}``: published ones its readers (``audiences``, issue 39) may read, by meaning
+    (``MIN_SIMILARITY``), else by words (``RELATED_WORDS_FLOOR``), and only those served in the
+    page's language (a question not translated into it is not listed on its page). None
+    rather than noise (issue 41)."""
     question = await load(session, question_id)
     found = [
         (qid, score)
-        for qid, score in await _related(session, question.id, locale, limit * 2)
+        for qid, score in await _related(session, question.id, locale, limit * 2, audiences)
         if score >= MIN_SIMILARITY
     ]
     if not found:
         title = await _served_title(session, question.id, question.title, locale)
-        found = await _related_by_words(session, question.id, title, locale)
+        found = await _related_by_words(session, question.id, title, locale, audiences)
     served = await served_questions(
-        session, [qid for qid, _ in found], locale, published_only=True, drafts=False
+        session,
+        [qid for qid, _ in found],
+        locale,
+        published_only=True,
+        drafts=False,
+        audiences=audiences,
     )
     language = _language(locale)
     shown = [

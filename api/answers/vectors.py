@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from api.answers.embedder import configured_model_name
 from api.answers.semantic import semantic_status
+from api.audiences.visibility import Audiences, question_rule_sql
 from tenancy.db import read_records
 
 # HNSW returns hnsw.ef_search candidates (pgvector's default: 40) before the filters on
@@ -32,11 +33,13 @@ def vector_literal(vector: Sequence[float]) -> str:
 
 
 @lru_cache(maxsize=64)
-def _nearest_sql(dimensions: int, published_only: bool, with_categories: bool) -> str:
+def _nearest_sql(
+    dimensions: int, published_only: bool, with_categories: bool, audiences: Audiences = None
+) -> str:
     """The statement for vectors of ``dimensions`` (an int: rendered in the SQL so that the
     planner matches the partial index ``ix_question_embeddings_hnsw_<dimensions>``), in
     PostgreSQL's own parameters: $1 the vector's text, $2 model, $3 locale, $4 limit, $5 the
-    category ids."""
+    category ids. ``audiences``: only questions its readers may read (issue 39)."""
     d = int(dimensions)
     # Qualified operator: the role's search_path does not include ``public``.
     distance = (
@@ -50,6 +53,9 @@ def _nearest_sql(dimensions: int, published_only: bool, with_categories: bool) -
             " WHERE t.question_id = e.question_id AND t.locale = e.locale"
             " AND t.status = 'published'))",
         ]
+    rule = question_rule_sql(audiences, "q")
+    if rule is not None:
+        filters.append(rule)
     if with_categories:
         filters.append("q.category_id = ANY($5::text[])")
     return (
@@ -72,11 +78,13 @@ async def nearest(
     published_only: bool,
     category_ids: Sequence[str] | None,
     model: str | None = None,
+    audiences: Audiences = None,
 ) -> list[tuple[str, float]]:
     """Up to ``limit`` question ids of ``locale`` closest to ``vector`` (unit length), with
     their cosine similarity, best first. Live questions only; ``published_only``: published
     ones (and in another locale than the question's, a published translation);
-    ``category_ids``: in those categories. ``model``: whose vectors (default: the configured
+    ``category_ids``: in those categories; ``audiences``: those its readers may read (None:
+    no audience rule). ``model``: whose vectors (default: the configured
     embedder's). A zero vector (a query of no known word) finds nothing."""
     if limit < 1 or not any(vector) or (category_ids is not None and not category_ids):
         return []
@@ -90,7 +98,7 @@ async def nearest(
         args.append(list(category_ids))
     rows = await read_records(
         session,
-        _nearest_sql(len(vector), published_only, category_ids is not None),
+        _nearest_sql(len(vector), published_only, category_ids is not None, audiences),
         *args,
         settings=settings,
     )

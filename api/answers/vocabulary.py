@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.answers.terms import Corrector, english_words
+from api.audiences.visibility import question_rule_sql
 from tenancy.db import read_records
 from tenancy.generations import initial_generation
 
@@ -32,14 +33,17 @@ REFRESH_SECONDS = 30.0
 CACHE_BYTES = 64 * 1024 * 1024
 
 # The lexemes of published, live questions, each counted once per question: its own text's
-# vector, or the published translation's in the locale (``$1``) when there is one.
-_VOCABULARY_SQL = """
+# vector, or the published translation's in the locale (``$1``) when there is one. Public
+# content only (issue 39): words of restricted questions never shape anyone's search (typo
+# corrections, document frequencies).
+_PUBLIC = question_rule_sql((), "q")
+_VOCABULARY_SQL = f"""
 WITH served AS (
     SELECT coalesce(t.search_vector, q.search_vector) AS v
     FROM questions q
     LEFT JOIN question_translations t
         ON t.question_id = q.id AND t.locale = $1 AND t.status = 'published'
-    WHERE q.deleted_at IS NULL AND q.status = 'published'
+    WHERE q.deleted_at IS NULL AND q.status = 'published' AND {_PUBLIC}
 )
 SELECT u.lexeme, count(*) AS df
 FROM served, unnest(served.v) AS u
@@ -47,12 +51,12 @@ GROUP BY u.lexeme
 ORDER BY df DESC
 LIMIT $2
 """
-_SIZE_SQL = """
+_SIZE_SQL = f"""
 SELECT count(*) AS n, coalesce(avg(length(coalesce(t.search_vector, q.search_vector))), 0) AS dl
 FROM questions q
 LEFT JOIN question_translations t
     ON t.question_id = q.id AND t.locale = $1 AND t.status = 'published'
-WHERE q.deleted_at IS NULL AND q.status = 'published'
+WHERE q.deleted_at IS NULL AND q.status = 'published' AND {_PUBLIC}
 """
 
 

@@ -6,12 +6,14 @@ per read: the translation is a LEFT JOIN on its primary key
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, case, func, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from api.audiences.visibility import Audiences, category_visible, question_visible
 from api.categories.models import Category
 from api.categories.schemas import category_public
 from api.errors import CategoryNotFound
@@ -32,14 +34,17 @@ def _served(column: Any, translated: Any) -> ColumnElement[Any]:
     return case((TRANSLATED, translated), else_=column).label(column.key)
 
 
-def _question_count(published_only: bool) -> ColumnElement[int]:
+def _question_count(published_only: bool, audiences: Audiences = None) -> ColumnElement[int]:
     counted = [Question.category_id == Category.id, Question.deleted_at.is_(None)]
     if published_only:
         counted.append(Question.status == "published")
+    if audiences is not None:  # only the questions its readers may read (issue 39)
+        counted.append(question_visible(audiences))
     return select(func.count()).where(*counted).correlate(Category).scalar_subquery()
 
 
-def _columns(published_only: bool) -> tuple[Any, ...]:
+@lru_cache(maxsize=256)
+def _columns(published_only: bool, audiences: Audiences = None) -> tuple[Any, ...]:
     return (
         Category.id,
         Category.slug,
@@ -49,21 +54,29 @@ def _columns(published_only: bool) -> tuple[Any, ...]:
         Category.sort_order,
         Category.parent_id,
         Category.is_default,
+        Category.audiences,
         Category.created_at,
         Category.updated_at,
-        _question_count(published_only).label("question_count"),
+        _question_count(published_only, audiences).label("question_count"),
         external_id_column("category", Category.id),
     )
 
 
 # Secret readers count every live question; publishable keys (and the help center) only the
-# published ones, the only ones they can read.
+# published ones their reader may read, the only ones they can read.
 COLUMNS = {False: _columns(False), True: _columns(True)}
 
 
-def _in_locale(locale: str, published_only: bool = False) -> Select[Any]:
+def _in_locale(
+    locale: str, published_only: bool = False, audiences: Audiences = None
+) -> Select[Any]:
+    """The live categories served in ``locale``; ``audiences`` (issue 39,
+    ``api.audiences.visibility``): only those its readers may read, counting only their
+    questions (None: every category)."""
     on = and_(SERVED.category_id == Category.id, SERVED.locale == literal(locale))
-    return select(*COLUMNS[published_only]).select_from(Category).outerjoin(SERVED, on).where(LIVE)
+    stmt = select(*_columns(published_only, audiences)).select_from(Category).outerjoin(SERVED, on)
+    stmt = stmt.where(LIVE)
+    return stmt if audiences is None else stmt.where(category_visible(audiences))
 
 
 def _by_ref(ref: str) -> ColumnElement[bool]:
@@ -71,9 +84,15 @@ def _by_ref(ref: str) -> ColumnElement[bool]:
 
 
 async def get_category(
-    session: AsyncSession, ref: str, locale: str, *, published_only: bool = False
+    session: AsyncSession,
+    ref: str,
+    locale: str,
+    *,
+    published_only: bool = False,
+    audiences: Audiences = None,
 ) -> dict[str, Any]:
-    statement = _in_locale(locale, published_only).where(_by_ref(ref))
+    """One category (404 when unknown, or not for readers of ``audiences``)."""
+    statement = _in_locale(locale, published_only, audiences).where(_by_ref(ref))
     row = (await session.execute(statement)).first()
     if row is None:
         raise CategoryNotFound()
@@ -101,11 +120,13 @@ async def list_categories(
     locale: str,
     published_only: bool = False,
     external_id: str | None = None,
+    audiences: Audiences = None,
 ) -> tuple[list[dict[str, Any]], list[Any] | None]:
     """A page served in ``locale`` and the sort key of its last item when more follow (keyset
     pagination); with ``q``, the best matches of the served text first (stemmed in the
-    locale's language). ``published_only``: question counts of published questions only."""
-    stmt = _in_locale(locale, published_only)
+    locale's language). ``published_only``: question counts of published questions only;
+    ``audiences``: only the categories (and counted questions) its readers may read."""
+    stmt = _in_locale(locale, published_only, audiences)
     if external_id is not None:  # the category an import made of that source item
         stmt = stmt.where(Category.id.in_(imported_as("category", external_id)))
     if q is not None:

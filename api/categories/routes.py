@@ -12,6 +12,7 @@ from quart_schema import (
     validate_request,
 )
 
+from api.audiences.visibility import reader_audiences
 from api.categories import queries, service
 from api.categories.schemas import (
     AuditEntryOut,
@@ -62,6 +63,7 @@ async def list_categories(query_args: CategoryListQuery) -> Result:
         locale=locale,
         published_only=public_audience(),
         external_id=query_args.external_id,
+        audiences=reader_audiences(current_org()),
     )
     cursor = cursors().encode(kind, last) if last is not None else None
     return list_body(items, query_args.limit, cursor), 200
@@ -115,7 +117,13 @@ async def reorder_categories(data: IdsBody) -> Result:
 async def get_category(ref: str) -> tuple[dict[str, Any], int, dict[str, str]]:
     """Get a category by id or slug, served in ``?locale=`` (else Accept-Language). Also
     readable with a publishable key."""
-    data = await queries.get_category(db(), ref, chosen_locale(), published_only=public_audience())
+    data = await queries.get_category(
+        db(),
+        ref,
+        chosen_locale(),
+        published_only=public_audience(),
+        audiences=reader_audiences(current_org()),
+    )
     return {"data": data}, 200, {"Content-Language": data["locale"]}
 
 

@@ -18,13 +18,13 @@ from typing import Any
 from sqlalchemy import and_, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from api.audiences.visibility import Audiences
 from api.categories import visibility
 from api.helpcenter import content
 from api.helpcenter.render import DOCUMENTS, off_loop
 from api.helpcenter.summaries import SUMMARY_CHARS, summary
 from api.questions import queries as questions
 from api.questions.models import Question
-from api.questions.rules import LIVE
 
 MAX_LLMS_BYTES = 512 * 1024  # llms.txt: an index, meant to fit an assistant's context
 MAX_FULL_BYTES = 8 * 1024 * 1024  # llms-full.txt
@@ -59,7 +59,7 @@ def _link_text(title: str) -> str:
     return " ".join(title.replace("[", "(").replace("]", ")").split())
 
 
-def _served(locale: str, answer_chars: int | None) -> Any:
+def _served(locale: str, answer_chars: int | None, audiences: Audiences) -> Any:
     served = {c.key: c for c in questions.SERVED_COLUMNS}
     on = and_(
         questions.SERVED.question_id == Question.id, questions.SERVED.locale == literal(locale)
@@ -77,18 +77,24 @@ def _served(locale: str, answer_chars: int | None) -> Any:
         )
         .select_from(Question)
         .outerjoin(questions.SERVED, on)
-        .where(LIVE, Question.status == content.PUBLISHED)
+        .where(*content.readable(audiences))
     )
 
 
 async def published(
-    session: AsyncSession, locale: str, *, answer_chars: int | None = None, batch: int = BATCH
+    session: AsyncSession,
+    locale: str,
+    *,
+    answer_chars: int | None = None,
+    batch: int = BATCH,
+    audiences: Audiences = content.ANONYMOUS,
 ) -> AsyncIterator[list[Any]]:
-    """Every published question served in ``locale`` (id, slug, category_id, title, answer:
-    its first ``answer_chars`` when given), in batches of ``batch`` by id."""
+    """Every published question served in ``locale`` that readers of ``audiences`` may read
+    (issue 39: the anonymous reader's by default) (id, slug, category_id, title, answer: its
+    first ``answer_chars`` when given), in batches of ``batch`` by id."""
     after: str | None = None
     while True:
-        stmt = _served(locale, answer_chars).order_by(Question.id).limit(batch)
+        stmt = _served(locale, answer_chars, audiences).order_by(Question.id).limit(batch)
         if after is not None:
             stmt = stmt.where(Question.id > after)
         rows = (await session.execute(stmt)).all()

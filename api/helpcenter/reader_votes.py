@@ -7,6 +7,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from api.audiences.visibility import Audiences, question_visible
 from api.errors import QuestionNotFound
 from api.helpcenter.visitors import record_vote
 from api.questions.models import Question
@@ -22,12 +23,14 @@ async def vote_on_published(
     helpful: bool,
     reason: str | None,
     locale: str,
+    audiences: Audiences = (),
 ) -> str:
     """Record the vote (``record_vote``: a second one replaces the first) and return the
     question's id; ``QuestionNotFound`` when no live, published question has that id or
-    slug (a reader sees no other)."""
+    slug that readers of ``audiences`` may read (a reader sees no other; issue 39)."""
     reference = Question.id == ref if looks_like_id(ref, "q") else Question.slug == ref
-    stmt = select(Question.id).where(LIVE, reference, Question.status == PUBLISHED)
+    readable = (Question.status == PUBLISHED, question_visible(audiences))
+    stmt = select(Question.id).where(LIVE, reference, *readable)
     question_id = (await session.execute(stmt)).scalar_one_or_none()
     if question_id is None:
         raise QuestionNotFound()

@@ -53,6 +53,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from api.audiences.visibility import Audiences, question_visible
 from api.questions.models import Question
 from api.questions.rules import LIVE, PUBLISHED
 from tenancy.clock import utcnow
@@ -211,9 +212,14 @@ def csrf_valid(
     )
 
 
-async def published_question_id(session: AsyncSession, slug: str) -> str | None:
-    """The id of the published, live question with this slug (None: not one a reader sees)."""
-    stmt = select(Question.id).where(LIVE, Question.slug == slug, Question.status == PUBLISHED)
+async def published_question_id(
+    session: AsyncSession, slug: str, audiences: Audiences = ()
+) -> str | None:
+    """The id of the published, live question with this slug that readers of ``audiences``
+    may read (None: not one a reader sees; issue 39: the help center's anonymous reader by
+    default)."""
+    readable = (Question.status == PUBLISHED, question_visible(audiences))
+    stmt = select(Question.id).where(LIVE, Question.slug == slug, *readable)
     return (await session.execute(stmt)).scalar_one_or_none()
 
 

@@ -23,6 +23,7 @@ from quart import Blueprint, current_app
 from quart_schema import document_response, validate_request
 
 from api.analytics import recording
+from api.audiences.visibility import reader_audiences
 from api.errors import RateLimited, ValidationFailed, field_error
 from api.helpcenter.feedback import _rate_limited, _secret, _today
 from api.helpcenter.reader_votes import vote_on_published
@@ -80,6 +81,7 @@ async def vote(ref: str, data: VoteIn) -> tuple[dict[str, Any], int]:
         helpful=data.helpful,
         reason=reason,
         locale=locale,
+        audiences=reader_audiences(org),
     )
     # The org has feedback to aggregate today (buffered, no I/O here).
     recording.recorder_for(current_app.extensions).vote(org.id, _today())

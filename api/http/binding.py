@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from werkzeug.datastructures import LanguageAccept
 
 from api.audiences.tokens import READER_TOKEN_HEADER
+from api.audiences.visibility import reader_audiences
 from api.errors import (
     RateLimited,
     ValidationFailed,
@@ -66,6 +67,21 @@ PUBLIC_ATTRIBUTE = "_faq_public_read"
 LOCALIZED_ATTRIBUTE = "_faq_localized"
 # Appended to the locale part of a cached read's key for publishable keys (published only).
 PUBLIC_AUDIENCE = "\x00public"
+
+
+def audience_part(principal: Principal) -> str:
+    """The part of a cached read's key that says what its reader may read (issue 39): none
+    for a principal that sees everything, ``PUBLIC_AUDIENCE`` for an anonymous reader, and
+    after it the reader's audiences, sorted (slugs: no NUL or comma in them), so that a
+    reader's body is never served to another reader or an anonymous one."""
+    audiences = reader_audiences(principal)
+    if audiences is None:
+        return ""
+    if not audiences:
+        return PUBLIC_AUDIENCE
+    return f"{PUBLIC_AUDIENCE}\x00{','.join(sorted(set(audiences)))}"
+
+
 # The rate decision ``api.http.fast_path`` already counted for a request it handed over (in the
 # ASGI scope): the request is counted once.
 HANDED_DECISION = "faq.rate_decision"
@@ -292,7 +308,7 @@ async def bind_request_to_org() -> Response | None:
         if generation is None:
             generation = await initial_generation(org.schema_name, generation_kind)
         if generation is not None:
-            audience = f"{locale}{PUBLIC_AUDIENCE}" if public else locale
+            audience = f"{locale}{audience_part(principal)}"
             path, variant = read_key(request.path, request.args.items(multi=True), audience)
             if request.endpoint in LIST_READS:  # issue 30: a list's tag is its generation's
                 tag = g.list_etag = list_tag(generation, path)

@@ -1,5 +1,7 @@
 """The org's published questions as MCP resources: ``faq://{org}/questions/{slug}``, Markdown
-(the page's Markdown twin). Listed by id, ``PAGE`` at a time; the cursor is the last id."""
+(the page's Markdown twin). Listed by id, ``PAGE`` at a time; the cursor is the last id. Only
+what the caller may read (issue 39, ``api.audiences.visibility``: a publishable key's reader's
+audiences; a secret key's every published question)."""
 
 from __future__ import annotations
 
@@ -10,13 +12,13 @@ from mcp.shared.exceptions import MCPError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from api.audiences.visibility import reader_audiences
 from api.errors import QuestionNotFound
 from api.helpcenter import content
 from api.helpcenter.llms import MARKDOWN, question_markdown
 from api.mcp.auth import Caller
 from api.mcp.tools import page_url
 from api.questions.models import Question
-from api.questions.rules import LIVE
 from tenancy.db import tenant_session
 from tenancy.ids import looks_like_id
 
@@ -47,7 +49,7 @@ async def listing(
         raise MCPError(types.INVALID_PARAMS, "cursor: not a cursor this server issued.")
     stmt = (
         select(Question.id, Question.slug, Question.title)
-        .where(LIVE, Question.status == content.PUBLISHED)
+        .where(*content.readable(reader_audiences(caller.principal)))
         .order_by(Question.id)
         .limit(PAGE + 1)
     )
@@ -74,7 +76,9 @@ async def read(engine: AsyncEngine, caller: Caller, uri: str) -> types.ReadResou
     locale = caller.org.default_locale
     try:
         async with tenant_session(engine, caller.org.schema_name) as session:
-            question = await content.published_question(session, matched.group(2), locale)
+            question = await content.published_question(
+                session, matched.group(2), locale, reader_audiences(caller.principal)
+            )
     except QuestionNotFound:
         raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri}) from None
     text = question_markdown(question, page_url(caller, locale, question))

@@ -11,6 +11,7 @@ import mcp_types as types
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from api.audiences.visibility import reader_audiences
 from api.categories import queries as categories
 from api.categories import visibility
 from api.errors import CategoryNotFound, InsufficientScope, QuestionNotFound, ServiceError
@@ -211,7 +212,9 @@ async def _search(session: Any, caller: Caller, parsed: args.SearchFaq) -> types
     locale = locale_of(caller, parsed.locale)
     if parsed.category is not None:
         try:
-            await categories.get_category(session, parsed.category, locale)
+            await categories.get_category(
+                session, parsed.category, locale, audiences=reader_audiences(caller.principal)
+            )
         except CategoryNotFound:
             raise ToolProblem(
                 f"category: no category {parsed.category!r} (list_categories names them)."
@@ -255,7 +258,11 @@ async def _get(session: Any, caller: Caller, parsed: args.GetQuestion) -> types.
     locale = locale_of(caller, parsed.locale)
     try:
         question = await questions.get_question(
-            session, parsed.id_or_slug, locale, drafts=not caller.public
+            session,
+            parsed.id_or_slug,
+            locale,
+            drafts=not caller.public,
+            audiences=reader_audiences(caller.principal),
         )
     except QuestionNotFound:
         question = None
@@ -281,8 +288,9 @@ async def _categories(
     session: Any, caller: Caller, parsed: args.ListCategories
 ) -> types.CallToolResult:
     locale = locale_of(caller, parsed.locale)
-    if caller.public:  # what the help center shows, no more (issue 41)
-        items = await visibility.visible_categories(session, locale)
+    if caller.public:  # what the help center shows, no more (issue 41), of the reader's
+        audiences = reader_audiences(caller.principal)
+        items = await visibility.visible_categories(session, locale, audiences or ())
     else:  # as the API lists them: every category a draft may go to
         items, _ = await categories.list_categories(
             session, limit=visibility.MAX_CATEGORIES, after=None, q=None, locale=locale

@@ -29,6 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from api.audiences.visibility import Audiences, category_visible, question_visible
 from api.categories.models import Category
 from api.errors import QuestionNotFound, ValidationFailed, field_error
 from api.external_ids import external_id_column, imported_as
@@ -186,21 +187,26 @@ async def count_live(session: AsyncSession) -> int:
 
 
 async def get_question(
-    session: AsyncSession, ref: str, locale: str, *, drafts: bool
+    session: AsyncSession, ref: str, locale: str, *, drafts: bool, audiences: Audiences = None
 ) -> dict[str, Any]:
     """The question as served in ``locale`` (its published translation, else its own), with
-    its draft when ``drafts``."""
+    its draft when ``drafts``; ``audiences`` (issue 39, ``api.audiences.visibility``): a
+    question its readers may not read, or not published, is not found (None: any)."""
     stmt = _prebuilt_statement("get", locale, looks_like_id(ref, "q"))
+    if audiences is not None:
+        stmt = stmt.where(Question.status == "published", question_visible(audiences))
     row = (await read_rows(session, stmt, {"ref": ref})).first()
     if row is None:
         raise QuestionNotFound()
     return read_drafts.question_read(row, drafts)
 
 
-def _category_filter(ref: str) -> ColumnElement[bool]:
+def _category_filter(ref: str, audiences: Audiences) -> ColumnElement[bool]:
     by_ref = Category.id == ref if looks_like_id(ref, "cat") else Category.slug == ref
     return Question.category_id.in_(
-        select(Category.id).where(Category.deleted_at.is_(None), by_ref)
+        select(Category.id).where(
+            Category.deleted_at.is_(None), by_ref, category_visible(audiences)
+        )
     )
 
 
@@ -278,6 +284,7 @@ async def list_questions(
     translation: str | None = None,
     external_id: str | None = None,
     drafts: bool,
+    audiences: Audiences = None,
 ) -> tuple[list[dict[str, Any]], list[Any] | None]:
     """A page, served in ``locale``, and the sort key of its last item when more follow
     (keyset pagination).
@@ -291,15 +298,20 @@ async def list_questions(
     (missing, outdated, draft, published) keeps the questions whose translation in ``locale``
     is in that state. ``external_id``: the question an import made of that source item.
     ``drafts``: whether the items show their drafts (never to a publishable key).
+    ``audiences`` (issue 39, ``api.audiences.visibility``): only questions its readers may
+    read (None: no audience rule).
     """
     show = drafts
-    if (category, status, translation, q, external_id) == (None, None, None, None, None):
+    filters = (category, status, translation, q, external_id, audiences)
+    if filters == (None, None, None, None, None, None):
         return await _plain_page(session, limit, after, locale, show)
     stmt = in_locale(locale)
+    if audiences is not None:
+        stmt = stmt.where(question_visible(audiences))
     if external_id is not None:
         stmt = stmt.where(Question.id.in_(imported_as("question", external_id)))
     if category is not None:
-        stmt = stmt.where(_category_filter(category))
+        stmt = stmt.where(_category_filter(category, audiences))
     if status is not None:
         stmt = stmt.where(Question.status == status)
     if translation is not None:

@@ -6,11 +6,13 @@ category or worklist filter, each question's JSON text built by PostgreSQL, byte
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from api.audiences.visibility import Audiences, question_rule_sql
 from api.errors import QuestionNotFound, ValidationFailed, field_error
 from api.external_ids import external_id_sql
 from api.questions import read_drafts
@@ -89,19 +91,29 @@ def _from_sql(drafts: bool) -> str:
     )
 
 
+def _readable_sql(audiences: Audiences) -> str:
+    """Published questions its readers may read (issue 39), for ``audiences`` other than None;
+    nothing for None (who sees everything: any status, the view decides)."""
+    rule = question_rule_sql(audiences, "q")
+    return "" if rule is None else f" AND q.status = 'published' AND {rule}"
+
+
 # The single read: by id or by slug ($2); its status and served locale for the view.
-_GET_SQL = {
-    (by_id, drafts): f"SELECT q.status, CASE WHEN {_SERVED_SQL} THEN s.locale ELSE q.locale END,"
-    f" q.id, {_json_sql(drafts)} {_from_sql(drafts)} AND q.{'id' if by_id else 'slug'} = $2"
-    for by_id in (False, True)
-    for drafts in (False, True)
-}
+@lru_cache(maxsize=256)
+def _get_sql(by_id: bool, drafts: bool, audiences: Audiences) -> str:
+    return (
+        f"SELECT q.status, CASE WHEN {_SERVED_SQL} THEN s.locale ELSE q.locale END,"
+        f" q.id, {_json_sql(drafts)} {_from_sql(drafts)} AND q.{'id' if by_id else 'slug'} = $2"
+        f"{_readable_sql(audiences)}"
+    )
 
 
-def _page_sql(status: bool, after: bool, drafts: bool) -> str:
+@lru_cache(maxsize=512)
+def _page_sql(status: bool, after: bool, drafts: bool, audiences: Audiences = None) -> str:
     """The plain list in its order (``keyset_page``'s conditions): ``$2`` the limit, then the
-    status when filtered, then the cursor's order and id when after one."""
-    where = ""
+    status when filtered, then the cursor's order and id when after one; ``audiences``: only
+    published questions its readers may read (issue 39; None: no rule)."""
+    where = _readable_sql(audiences)
     n = 3
     if status:
         where += f" AND q.status = ${n}"
@@ -114,21 +126,14 @@ def _page_sql(status: bool, after: bool, drafts: bool) -> str:
     )
 
 
-_PAGE_SQL = {
-    (status, after, drafts): _page_sql(status, after, drafts)
-    for status in (False, True)
-    for after in (False, True)
-    for drafts in (False, True)
-}
-
-
 async def get_question_json(
-    session: AsyncSession, ref: str, locale: str, *, drafts: bool
+    session: AsyncSession, ref: str, locale: str, *, drafts: bool, audiences: Audiences = None
 ) -> tuple[str, str, str, bytes]:
     """``get_question`` as the single read's response body, ``{"data": ...}``: (the
     question's status, its served locale, its id, the body). ``drafts``: whether it shows its
-    draft (never to a publishable key)."""
-    sql = _GET_SQL[looks_like_id(ref, "q"), drafts]
+    draft (never to a publishable key); ``audiences`` (``api.audiences.visibility``): a
+    question its readers may not read, or not published, is not found (None: any)."""
+    sql = _get_sql(looks_like_id(ref, "q"), drafts, audiences)
     rows = await read_records(session, sql, locale, ref)
     if not rows:
         raise QuestionNotFound()
@@ -144,9 +149,11 @@ async def plain_page_json(
     status: str | None,
     locale: str,
     drafts: bool,
+    audiences: Audiences = None,
 ) -> tuple[list[str], list[Any] | None]:
     """``list_questions`` with no search, category or worklist filter (``status`` may be
-    given) as each item's JSON text, and the sort key of the last item when more follow."""
+    given) as each item's JSON text, and the sort key of the last item when more follow;
+    ``audiences``: only published questions its readers may read (None: no rule)."""
     args: list[Any] = [locale, limit + 1]
     if status is not None:
         args.append(status)
@@ -157,7 +164,7 @@ async def plain_page_json(
                 "The cursor is not valid.", details=field_error("cursor", "not valid")
             )
         args += after
-    sql = _PAGE_SQL[status is not None, after is not None, drafts]
+    sql = _page_sql(status is not None, after is not None, drafts, audiences)
     rows = await read_records(session, sql, *args)
     page = rows[:limit]
     items = [row[2] for row in page]

@@ -16,6 +16,7 @@ from quart_schema import (
 )
 
 from api.analytics import recording
+from api.audiences.visibility import reader_audiences
 from api.errors import InsufficientScope, QuestionNotFound, ValidationFailed, field_error
 from api.http import conditional_locks as locks
 from api.http.binding import (
@@ -168,6 +169,7 @@ async def list_questions(query_args: QuestionListQuery) -> Result | Response:
             status=status,
             locale=locale,
             drafts=not public_audience(),
+            audiences=reader_audiences(current_org()),
         )
         cursor = cursors().encode(kind, last) if last is not None else None
         g.analytics_results = len(texts)
@@ -183,6 +185,7 @@ async def list_questions(query_args: QuestionListQuery) -> Result | Response:
         translation=query_args.translation,
         external_id=query_args.external_id,
         drafts=not public_audience(),
+        audiences=reader_audiences(current_org()),
     )
     cursor = cursors().encode(kind, last) if last is not None else None
     g.analytics_results = len(items)  # a publishable key's search: recorded with its count
@@ -225,11 +228,15 @@ async def reorder_questions(data: IdsBody) -> Result:
 @document_response(Envelope[QuestionOut])
 async def get_question(ref: str) -> Response:
     """Get a question by id or slug, served in ``?locale=`` (else Accept-Language). To a
-    publishable key only a published question exists."""
+    publishable key only a published question its reader may read exists (issue 39)."""
     status, locale, question_id, body = await read_json.get_question_json(
-        db(), ref, chosen_locale(), drafts=not public_audience()
+        db(),
+        ref,
+        chosen_locale(),
+        drafts=not public_audience(),
+        audiences=reader_audiences(current_org()),
     )
-    if status != "published" and public_audience():
+    if status != "published" and public_audience():  # also in the SQL: kept as a second lock
         raise QuestionNotFound()
     g.analytics_question = question_id
     response = _json_response(body)
