@@ -191,7 +191,12 @@ class NewQuestions:
             for name, column in params.items():
                 column.append(values[name])
             public = question_public(
-                cast(Question, SimpleNamespace(**values, external_id=n.external_id)), None
+                # An imported question is for everyone (``add``): the column's default.
+                cast(
+                    Question,
+                    SimpleNamespace(**values, audiences=[], external_id=n.external_id),
+                ),
+                None,
             )
             events.append(("question.created", public))
             if n.status == PUBLISHED:

@@ -32,6 +32,7 @@ async def test_each_patch_writes_one_revision_with_the_state_before(org):
         "slug": q["slug"],
         "order": 0,
         "scheduledPublishAt": None,
+        "audiences": [],  # issue 39
     }
     assert data[1]["changedFields"] == ["answer", "order"]
     assert data[1]["snapshot"]["title"] == "Second"
