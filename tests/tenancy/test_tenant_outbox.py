@@ -153,6 +153,13 @@ async def test_migrating_an_existing_schema_moves_its_pending_events_in_order(
             await conn.execute(text(f'DROP TABLE IF EXISTS "{schema}".{table} CASCADE'))
         # ... nor the columns of later revisions on older tables (0015, issue 40).
         await conn.execute(text(f'ALTER TABLE "{schema}".question_translations DROP COLUMN author'))
+        # ... and those of issue 39 (0019).
+        for table, column in (
+            ("categories", "audiences"),
+            ("categories", "audience_path"),
+            ("questions", "audiences"),
+        ):
+            await conn.execute(text(f'ALTER TABLE "{schema}".{table} DROP COLUMN {column}'))
         await conn.execute(text(f"UPDATE \"{schema}\".alembic_version SET version_num = '0006'"))
         await conn.execute(
             text("UPDATE shared.organizations SET schema_revision = '0006' WHERE id = :id"),
