@@ -22,6 +22,8 @@ from api.http.pagination import keyset_page
 from api.questions.models import Question
 from api.search import prefix_query, tsquery
 from api.translations.models import CategoryTranslation
+from tenancy.audit import latest_entries
+from tenancy.clock import iso
 from tenancy.ids import looks_like_id
 
 LIVE = Category.deleted_at.is_(None)
@@ -146,3 +148,21 @@ async def list_categories(
         return items, None
     last = page[-1]
     return items, [last.rank, last.id] if q is not None else [last.sort_order, last.id]
+
+
+AUDIT_LIMIT = 100
+
+
+async def audit_log(session: AsyncSession) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": e.id,
+            "action": e.action,
+            "categoryId": e.resource_id,
+            "actor": e.actor,
+            "before": e.before,
+            "after": e.after,
+            "createdAt": iso(e.created_at),
+        }
+        for e in await latest_entries(session, "category", AUDIT_LIMIT)
+    ]

@@ -83,7 +83,7 @@ async def create_category(data: CategoryCreate) -> Result:
 @document_response(Envelope[list[AuditEntryOut]])
 async def category_audit() -> Result:
     """The last 100 category mutations, newest first."""
-    return {"data": await service.audit_log(db())}, 200
+    return {"data": await queries.audit_log(db())}, 200
 
 
 @categories.post("/merge")

@@ -52,8 +52,8 @@ from api.questions.models import Question
 from api.search import text_vector
 from api.slugs import SlugRule
 from billing.limits import ensure_room
-from tenancy.audit import AUDIT_EVENT, audit_payload, latest_entries, record_audit
-from tenancy.clock import iso, utcnow
+from tenancy.audit import AUDIT_EVENT, audit_payload, record_audit
+from tenancy.clock import utcnow
 from tenancy.ids import looks_like_id, new_id
 from tenancy.outbox import record_events
 from tenancy.principal import Principal
@@ -62,13 +62,9 @@ LIVE = Category.deleted_at.is_(None)
 # `merge`, `reorder` and `audit` are operations under /categories, never slugs.
 OPERATIONS = frozenset({"merge", "reorder", "audit"})
 SLUGS = SlugRule(Category, LIVE, SLUG_MAX, OPERATIONS, "uq_categories_slug_live")
-AUDIT_LIMIT = 100
 
 # Issue 39: a delete or merge never moves content to where more readers may see it.
-MOVES_WIDEN = (
-    "Its questions or subcategories would move where other audiences may read them: move them"
-    " or change the categories' audiences first."
-)
+MOVES_WIDEN = "Its content would move where other readers may see it: move it or change audiences."
 
 DEFAULT_SLUG = "uncategorized"
 DEFAULT_NAME = "Uncategorized"
@@ -126,21 +122,6 @@ async def get_category(session: AsyncSession, ref: str) -> dict[str, Any]:
     if row is None:
         raise CategoryNotFound()
     return category_public(row.Category, row.question_count, row.external_id)
-
-
-async def audit_log(session: AsyncSession) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": e.id,
-            "action": e.action,
-            "categoryId": e.resource_id,
-            "actor": e.actor,
-            "before": e.before,
-            "after": e.after,
-            "createdAt": iso(e.created_at),
-        }
-        for e in await latest_entries(session, "category", AUDIT_LIMIT)
-    ]
 
 
 # ---- writing -------------------------------------------------------------------------------
