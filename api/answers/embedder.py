@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -77,7 +78,7 @@ def load_wordllama() -> Any:
     )
 
 
-class LocalModelEmbedder:
+class LocalModelEmbedder(ABC):
     """An ``Embedder`` over a model shipped in a pip package: loaded once, on its first text
     (blocking, in the thread that asks), and its CPU work run in a thread. A subclass says
     how to load it (``_load``) and how it turns clipped texts into rows (``_rows``)."""
@@ -90,11 +91,13 @@ class LocalModelEmbedder:
         self._model = model
         self._lock = threading.Lock()
 
+    @abstractmethod
     def _load(self) -> Any:
-        raise NotImplementedError
+        """The model, loaded from its package (called once, under the lock)."""
 
+    @abstractmethod
     def _rows(self, model: Any, texts: list[str]) -> Any:
-        raise NotImplementedError
+        """A row per text (clipped already), any array-like of floats."""
 
     def model(self) -> Any:
         """The loaded model (blocking the first time)."""

@@ -39,6 +39,23 @@ class Similar:
         return {"question": self.question, "score": round(self.score, 4)}
 
 
+async def _lexical_hits(
+    session: AsyncSession, words: str, locale: str, audiences: Audiences
+) -> list[lexical.LexicalHit]:
+    """The lexical leg's hits for ``words`` in ``locale``, over what readers of
+    ``audiences`` may read."""
+    vocabulary = await vocabulary_of(session, locale)
+    terms = await terms_of(session, words, locale, vocabulary)
+    return await lexical.search(
+        session,
+        terms.lexemes,
+        locale=locale,
+        vocabulary=vocabulary,
+        category_ids=None,
+        audiences=audiences,
+    )
+
+
 async def _by_words(
     session: AsyncSession,
     question_id: str,
@@ -47,16 +64,7 @@ async def _by_words(
     limit: int,
     audiences: Audiences,
 ) -> list[tuple[str, float]]:
-    vocabulary = await vocabulary_of(session, locale)
-    terms = await terms_of(session, title, locale, vocabulary)
-    hits = await lexical.search(
-        session,
-        terms.lexemes,
-        locale=locale,
-        vocabulary=vocabulary,
-        category_ids=None,
-        audiences=audiences,
-    )
+    hits = await _lexical_hits(session, title, locale, audiences)
     best = max((hit.score for hit in hits), default=0.0) or 1.0
     return [(h.question_id, h.score / best) for h in hits if h.question_id != question_id][:limit]
 
@@ -162,16 +170,7 @@ def topic_words(title: str, locale: str) -> str:
 async def _related_by_words(
     session: AsyncSession, question_id: str, title: str, locale: str, audiences: Audiences
 ) -> list[tuple[str, float]]:
-    vocabulary = await vocabulary_of(session, locale)
-    terms = await terms_of(session, topic_words(title, locale), locale, vocabulary)
-    hits = await lexical.search(
-        session,
-        terms.lexemes,
-        locale=locale,
-        vocabulary=vocabulary,
-        category_ids=None,
-        audiences=audiences,
-    )
+    hits = await _lexical_hits(session, topic_words(title, locale), locale, audiences)
     own = next((h.score for h in hits if h.question_id == question_id), 0.0)
     if own <= 0:
         return []

@@ -15,6 +15,20 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.fixtures.bounded import ApiProcess, api_process
 
+# A raw JSON-RPC initialize (2025-11-25) and the Accept it needs, for requests made without
+# the SDK's client (status codes, headers).
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
 
 @pytest.fixture(scope="session")
 def served() -> Iterator[ApiProcess]:

@@ -13,23 +13,11 @@ import pytest
 
 from tests.api.helpcenter.helpers import enable, question
 from tests.api.keys.helpers import OTHER_SITE, SITE, make_public_key
-from tests.api.mcp.conftest import connect, mcp_url
+from tests.api.mcp.conftest import ACCEPT, INITIALIZE, connect, mcp_url
 from tests.fixtures.bounded import ApiProcess, api_process
 from tests.fixtures.orgs import OrgClient
 
 pytestmark = pytest.mark.slow
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
 class RoundRobin(httpx2.AsyncBaseTransport):

@@ -9,21 +9,9 @@ import jwt
 
 from tests.api.audiences.test_reader_tokens import claims, configured
 from tests.api.keys.helpers import make_public_key
-from tests.api.mcp.conftest import connect, mcp_url
+from tests.api.mcp.conftest import ACCEPT, INITIALIZE, connect, mcp_url
 from tests.fixtures.bounded import ApiProcess
 from tests.fixtures.orgs import OrgClient
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
 async def test_a_reader_token_is_checked_at_the_mcp_door(

@@ -12,7 +12,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests.api.helpcenter.helpers import category, enable, question
 from tests.api.keys.helpers import make_public_key
-from tests.api.mcp.conftest import connect, mcp_url
+from tests.api.mcp.conftest import ACCEPT, INITIALIZE, connect, mcp_url
 from tests.fixtures.bounded import ApiProcess
 from tests.fixtures.orgs import OrgClient
 
@@ -121,17 +121,7 @@ async def test_another_orgs_key_and_bad_keys_are_refused(
 ) -> None:
     await faq(org)
     url = mcp_url(served, org.slug)
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    accept = {"Accept": "application/json, text/event-stream"}
+    body, accept = INITIALIZE, ACCEPT
     async with httpx2.AsyncClient(timeout=30) as http:
         other = await http.post(
             url, json=body, headers={**accept, "Authorization": f"Bearer {other_org.keys['admin']}"}
