@@ -16,23 +16,16 @@ from quart import Blueprint, Response, request
 
 from api.errors import PayloadTooLarge
 from api.helpcenter import favicon, theming
+from api.helpcenter.access import enabled_org
 from api.helpcenter.pages import BASE_CSS, primary_color
 from api.helpcenter.render import DOCUMENTS, off_loop, theme_variables
 from api.helpcenter.urls import PageNotFound
 from api.http.binding import tenancy
 from api.settings import help_center as hc_settings
 from tenancy.db import tenant_session
-from tenancy.directory import OrgRecord
 
 assets = Blueprint("assets", __name__)
 FOREVER = "public, max-age=31536000, immutable"
-
-
-async def _enabled_org(slug: str) -> OrgRecord:
-    org = await tenancy().directory.org(slug)
-    if org is None or org.help_center.get("enabled") is not True:
-        raise PageNotFound()
-    return org
 
 
 @assets.get("/theme.css")
@@ -47,7 +40,7 @@ async def default_theme() -> Response:
 
 @assets.get("/<org_slug>/favicon.ico")
 async def org_favicon(org_slug: str) -> Response:
-    org = await _enabled_org(org_slug)
+    org = await enabled_org(org_slug)
     icon = await off_loop(DOCUMENTS, favicon.ico, primary_color(org))
     cache = FOREVER if request.args.get("v") else "public, max-age=86400"
     return Response(icon, content_type="image/x-icon", headers={"Cache-Control": cache})
@@ -55,7 +48,7 @@ async def org_favicon(org_slug: str) -> Response:
 
 @assets.get("/<org_slug>/logo/<name>")
 async def org_logo(org_slug: str, name: str) -> Response:
-    org = await _enabled_org(org_slug)
+    org = await enabled_org(org_slug)
     if hc_settings.logo_path(org.help_center) != f"logo/{name}":
         raise PageNotFound()  # none, or an older one
     digest = name.split(".")[0]

@@ -34,9 +34,10 @@ from quart import Blueprint, Quart, Response, current_app, g, request
 from redis.exceptions import RedisError
 
 from api.analytics import recording
+from api.helpcenter.access import is_https, signing_secret
 from api.helpcenter.i18n import LABELS
 from api.helpcenter.pages import error_page
-from api.helpcenter.routes import SECURITY_HEADERS
+from api.helpcenter.responses import SECURITY_HEADERS
 from api.helpcenter.visitors import (
     REASON_MAX,
     VISITOR_COOKIE,
@@ -53,7 +54,7 @@ from api.helpcenter.visitors import (
     view_visitor,
     visitor_id,
 )
-from api.http.binding import client_address, peer_is_trusted_proxy, tenancy
+from api.http.binding import client_address, tenancy
 from tenancy.db import tenant_session
 from tenancy.directory import OrgRecord
 from tenancy.redis import loop_client
@@ -68,7 +69,6 @@ VOTES_PER_MINUTE = 30  # per client address
 PRIVATE = "private, no-store"  # a response with a per-visitor token or cookie
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 BUFFER = "hc_views"
-SIGNING_SLOT = "hc_signing"
 # The (title, message) of each refusal's page: English msgids of ``LABELS``.
 FROM_ANOTHER_SITE = (LABELS["otherSiteTitle"], LABELS["otherSiteMessage"])
 FORM_EXPIRED = (LABELS["formExpiredTitle"], LABELS["formExpiredMessage"])
@@ -125,14 +125,6 @@ class ViewBuffer:
 def _settings() -> Settings:
     settings: Settings = current_app.extensions["settings"]
     return settings
-
-
-def _secret() -> str:
-    """The current ``FAQ_SECRET_KEY`` (read once per app: it runs on every question page)."""
-    secret: str | None = current_app.extensions.get(SIGNING_SLOT)
-    if secret is None:
-        secret = current_app.extensions[SIGNING_SLOT] = _settings().require_secret_key()
-    return secret
 
 
 def _buffer(app: Quart | None = None) -> ViewBuffer:
@@ -198,7 +190,7 @@ def _csrf_for(org: Any) -> str:
     reader = _reader()
     reader.cookie_path = f"/hc/{_field(org, 'slug')}"
     reader.personal = True
-    return csrf_token(_secret(), _org_id(org), token=reader.token(), address=reader.address)
+    return csrf_token(signing_secret(), _org_id(org), token=reader.token(), address=reader.address)
 
 
 def _question_path(org: str, locale: str, slug: str) -> str:
@@ -225,7 +217,7 @@ async def count_view(response: Response) -> Response:
         reader = _reader()
         extensions = current_app.extensions
         if recording.enabled(extensions):  # FAQ_CONTENT_ANALYTICS
-            day, secret = _today(), _secret()
+            day, secret = _today(), signing_secret()
             visitor = view_visitor(
                 secret, org.id, token=reader.cookie, address=reader.address, today=day
             )
@@ -250,19 +242,12 @@ async def count_view(response: Response) -> Response:
 def _set_visitor_cookie(response: Response, reader: Reader) -> None:
     """``Set-Cookie`` written out (the token and the path need no quoting; werkzeug's
     ``dump_cookie`` costs more than the rest of the view counting)."""
-    secure = "; Secure" if _is_https() else ""
+    secure = "; Secure" if is_https() else ""
     response.headers.add(
         "Set-Cookie",
         f"{VISITOR_COOKIE}={reader.new_token}; Max-Age={VISITOR_COOKIE_MAX_AGE}; "
         f"Path={quote(reader.cookie_path)}; HttpOnly; SameSite=Lax{secure}",
     )
-
-
-def _is_https() -> bool:
-    if request.scheme == "https":
-        return True
-    forwarded = request.headers.get("X-Forwarded-Proto", "")
-    return peer_is_trusted_proxy() and forwarded.split(",")[0].strip() == "https"
 
 
 async def _page(
@@ -320,7 +305,7 @@ def from_another_site() -> bool:
 async def _rate_limited(address: str) -> bool:
     """Votes per address per minute, in Redis (a key per address and minute, 2 min TTL; the
     address hashed). Fails open when Redis is unreachable."""
-    hashed = visitor_id(_secret(), "votes", token=None, address=address)
+    hashed = visitor_id(signing_secret(), "votes", token=None, address=address)
     minute = int(datetime.now(UTC).timestamp() // 60)
     key = f"faq:hc:votes:{hashed[:32]}:{minute}"
     try:
@@ -364,7 +349,9 @@ async def vote(org: str, locale: str, slug: str) -> Response:
         await record_vote(
             session,
             question_id=question_id,
-            visitor=visitor_id(_secret(), record.id, token=reader.cookie, address=reader.address),
+            visitor=visitor_id(
+                signing_secret(), record.id, token=reader.cookie, address=reader.address
+            ),
             helpful=helpful == "yes",
             reason=reason,
             locale=locale,

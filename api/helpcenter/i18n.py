@@ -103,6 +103,16 @@ LABELS: dict[str, str] = {
     "tooManyVotesTitle": "Too many votes",
     "tooManyVotesMessage": "Please wait a minute and try again.",
     "noSuchQuestion": "There is no such question in this help center.",
+    # Readers signing in (issue 39: ``access.py``, ``oidc.py``).
+    "signIn": "Sign in",
+    "signOut": "Sign out",
+    "account": "Account",
+    "signedInAs": "Signed in as %(name)s",
+    "signInWith": "Sign in with %(provider)s",
+    "privateHelpCenter": "This help center is for signed-in readers. Sign in to continue.",
+    "signInInvalidTitle": "This sign-in link is not valid",
+    "signInInvalidMessage": "It may have expired or been used already. Please sign in again.",
+    "signInNotSetUp": "Signing in is not set up for this help center yet.",
 }
 KEY_OF = {text: key for key, text in LABELS.items()}
 MAX_OVERRIDE = 200  # characters of one overridden label

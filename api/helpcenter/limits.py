@@ -38,7 +38,7 @@ from quart import Quart
 
 from api.helpcenter.i18n import CATALOGS, LABELS, candidates
 from api.helpcenter.pages import standalone_context
-from api.helpcenter.routes import SECURITY_HEADERS
+from api.helpcenter.responses import SECURITY_HEADERS
 from api.http.binding import Tenancy
 from api.http.client_addresses import client_behind_proxies, parse_address
 from api.http.observability import bind_request_id, observe, request_id_for

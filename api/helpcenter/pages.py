@@ -35,6 +35,8 @@ from api.settings import help_center as hc_settings
 from tenancy.directory import OrgRecord
 
 HTML = "text/html; charset=utf-8"
+# Where the header's account part goes (``responses.account_fragment``: per visitor).
+ACCOUNT_MARKER = "<!--hc:account-->"
 BASE_CSS = (Path(__file__).parent / "static" / "hc.css").read_text(encoding="utf-8")
 # status -> (title, message) of its error page (English msgids, translated per page).
 ERRORS = {
@@ -123,6 +125,7 @@ def page_context(org: OrgRecord, locale: str, rest: str, query: str = "") -> dic
         },
         "q": "",
         "_": labels(org, locale),
+        "account_slot": Markup(ACCOUNT_MARKER),  # noqa: S704 - a constant
     }
 
 
@@ -203,6 +206,7 @@ async def error_page(
     if org is not None:
         context = page_context(org, locale, "")
         context["page"] = {**context["page"], "alternates": [], "canonical": None}
+        context["account_slot"] = None
     else:
         context = standalone_context("en")
     body = await render_template(

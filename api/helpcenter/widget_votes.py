@@ -25,7 +25,8 @@ from quart_schema import document_response, validate_request
 from api.analytics import recording
 from api.audiences.visibility import reader_audiences
 from api.errors import RateLimited, ValidationFailed, field_error
-from api.helpcenter.feedback import _rate_limited, _secret, _today
+from api.helpcenter.access import signing_secret
+from api.helpcenter.feedback import _rate_limited, _today
 from api.helpcenter.reader_votes import vote_on_published
 from api.helpcenter.visitors import REASON_MAX, visitor_id
 from api.http.binding import client_address, current_org, db, requires_scope
@@ -77,7 +78,7 @@ async def vote(ref: str, data: VoteIn) -> tuple[dict[str, Any], int]:
     question_id = await vote_on_published(
         db(),
         ref,
-        visitor=visitor_id(_secret(), org.id, token=None, address=address),
+        visitor=visitor_id(signing_secret(), org.id, token=None, address=address),
         helpful=data.helpful,
         reason=reason,
         locale=locale,

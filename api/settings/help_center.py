@@ -13,7 +13,10 @@ overrides of the pages' words (``labels``: ``{key: {locale: text}}``, keys of
 ``api.helpcenter.i18n.LABELS``), and a logo uploaded apart (``PUT /settings/help-center/logo``:
 the stored ``logo`` is its digest and type, shown as ``logoUrl``). Issue 41: ``contactUrl``,
 the "Still need help?" link after search results and answers (an http(s) URL; none, no link),
-and ``categoryIcons``, an emoji per category card (``{categoryId: emoji}``). Nothing an org
+and ``categoryIcons``, an emoji per category card (``{categoryId: emoji}``). Issue 39:
+``access`` (``public``, the default, or ``signed-in``: a private help center) and
+``signInUrl``, the org's own sign-in page the help center sends readers to (JWT sign-in,
+``api.helpcenter.access``). Nothing an org
 sets is CSS or script: every value is text, escaped on the pages."""
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ MAX_TITLE = 120
 COLOR = re.compile(r"#[0-9a-fA-F]{6}")
 KNOWN = (
     "enabled", "title", "primaryColor", "externalImages", "headerLinks", "footerLinks",
-    "legalText", "labels", "contactUrl", "categoryIcons",
+    "legalText", "labels", "contactUrl", "categoryIcons", "access", "signInUrl",
 )  # fmt: skip
 BOOLEANS = ("enabled", "externalImages")  # false unless set to true
 LOGO = "logo"  # {"digest", "type"}: set by the logo upload only, kept by every PATCH
@@ -51,6 +54,8 @@ MAX_ICON = 16  # code points of one icon: an emoji with its modifiers and joiner
 # What an icon's code points may be: symbols (emoji), marks and format characters (variation
 # selectors, zero-width joiners, skin tones, tags); never a letter, digit or space.
 ICON_CATEGORIES = frozenset({"So", "Sk", "Mn", "Me", "Cf"})
+# Issue 39: who may read the pages. "signed-in": anonymous visitors get the sign-in page only.
+ACCESS = ("public", "signed-in")
 LOGO_TYPES = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "image/gif": "gif"}
 
 
@@ -82,6 +87,8 @@ def public(stored: Mapping[str, Any] | None, org_name: str, slug: str = "") -> d
         "contactUrl": stored.get("contactUrl") or None,
         "categoryIcons": dict(stored.get("categoryIcons") or {}),
         "logoUrl": _logo_url(stored, slug),
+        "access": stored.get("access") if stored.get("access") in ACCESS else ACCESS[0],
+        "signInUrl": stored.get("signInUrl") or None,
     }
 
 
@@ -168,6 +175,16 @@ def merged(stored: Mapping[str, Any] | None, sent: Any) -> dict[str, Any]:
             out.pop("contactUrl", None)
         else:
             out["contactUrl"] = _web_url("contactUrl", contact)
+    if "access" in sent:
+        if sent["access"] not in ACCESS:
+            raise _refuse("access", 'must be "public" or "signed-in"')
+        out["access"] = sent["access"]
+    if "signInUrl" in sent:  # issue 39: the org's own sign-in page (JWT sign-in)
+        sign_in = sent["signInUrl"]
+        if sign_in is None or sign_in == "":
+            out.pop("signInUrl", None)
+        else:
+            out["signInUrl"] = _web_url("signInUrl", sign_in)
     if "categoryIcons" in sent:
         icons = _icons(out.get("categoryIcons"), sent["categoryIcons"])
         if icons:
