@@ -23,6 +23,7 @@ from api.errors import (
     field_error,
 )
 from api.questions.models import Question
+from api.reviews.models import QuestionDraft
 from api.slugs import SlugRule
 from billing.limits import ensure_room
 from tenancy.audit import audit_change
@@ -198,7 +199,8 @@ async def checked_audiences(session: AsyncSession, slugs: list[str], field: str)
 
 
 async def _in_use(session: AsyncSession, slug: str) -> bool:
-    """Whether a live category or question is kept for the audience ``slug``."""
+    """Whether a live category or question is kept for the audience ``slug``, or a draft of
+    a live question would keep it so."""
     named = [slug]
     used = select(Category.id).where(
         Category.deleted_at.is_(None), Category.audiences.contains(named)
@@ -206,5 +208,11 @@ async def _in_use(session: AsyncSession, slug: str) -> bool:
     used_q = select(Question.id).where(
         Question.deleted_at.is_(None), Question.audiences.contains(named)
     )
-    found = await session.execute(select(exists(used) | exists(used_q)))
+    # A draft's too: publishing it must find the audience, by the same slug.
+    used_d = (
+        select(QuestionDraft.question_id)
+        .join(Question, Question.id == QuestionDraft.question_id)
+        .where(Question.deleted_at.is_(None), QuestionDraft.changes.contains({"audiences": named}))
+    )
+    found = await session.execute(select(exists(used) | exists(used_q) | exists(used_d)))
     return bool(found.scalar())

@@ -72,8 +72,8 @@ async def get_draft(ref: str) -> Result:
 async def save_draft(ref: str, data: DraftBody) -> Result:
     """Save the pending version of the question, beside the live one.
 
-    Any of title, answer, categoryId, slug, order; readers, the help center and webhooks keep
-    the live one. A change clears approvals."""
+    Any of title, answer, categoryId, slug, order, audiences; readers, the help center and
+    webhooks keep the live one. A change clears approvals."""
     changes = data.model_dump(by_alias=True, include=data.model_fields_set)
     return {"data": await drafts.save_draft(db(), current_org(), ref, changes)}, 200
 

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from api.questions.schemas import Answer, CategoryRef, Order, Slug, Title
-from api.schemas import QueryArgs, RequestBody, ResponseModel, Timestamp
+from api.schemas import AudienceList, QueryArgs, RequestBody, ResponseModel, Timestamp
 
 MemberId = Annotated[str, Field(min_length=1, max_length=40)]
 ReviewState = Literal["pending", "approved", "rejected"]
@@ -21,6 +21,7 @@ class DraftBody(RequestBody):
     category_id: CategoryRef | None = None
     slug: Slug | None = None
     order: Order | None = None
+    audiences: AudienceList | None = None  # audience slugs (issue 39); empty: everyone
 
 
 class PublishBody(RequestBody):
@@ -60,6 +61,7 @@ class DraftOut(ResponseModel):
     category_id: str
     slug: str
     order: int
+    audiences: list[str]
     changed_fields: list[str]
     version: int  # grows with every change; an approval is of one version
     review_state: ReviewState | None

@@ -13,11 +13,13 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from api.audiences.service import checked_audiences
 from api.errors import ValidationFailed, field_error
 from api.questions.models import PublishSchedule, Question
 from api.questions.queries import load
 from api.questions.read_drafts import summary_of
 from api.questions.review_gate import DRAFT_FIELDS as DRAFT_FIELDS
+from api.questions.review_gate import live_value
 from api.questions.revisions import question_audit
 from api.questions.rules import LIVE, PUBLISHED, SLUGS, category_id, check_not_null
 from api.questions.schemas import question_public
@@ -34,7 +36,7 @@ from tenancy.schedule import mark_due
 
 def pending_version(question: Question, changes: dict[str, Any]) -> dict[str, Any]:
     """The editable fields as they will be once the draft is published."""
-    live = {name: getattr(question, col) for name, col in DRAFT_FIELDS.items()}
+    live = {name: live_value(question, col) for name, col in DRAFT_FIELDS.items()}
     return {**live, **changes}
 
 
@@ -88,7 +90,7 @@ async def get_draft(session: AsyncSession, ref: str) -> dict[str, Any]:
 async def _checked(session: AsyncSession, question: Question, changes: dict[str, Any]) -> None:
     if not changes:
         raise ValidationFailed(
-            "A draft changes at least one of title, answer, categoryId, slug, order.",
+            "A draft changes at least one of title, answer, categoryId, slug, order, audiences.",
             details=field_error("title", "nothing to change"),
         )
     check_not_null(changes)
@@ -96,6 +98,8 @@ async def _checked(session: AsyncSession, question: Question, changes: dict[str,
         SLUGS.check_manual(changes["slug"])
     if "categoryId" in changes:
         await category_id(session, changes["categoryId"])  # 400 category_not_found
+    if "audiences" in changes:  # kept as a direct write keeps them (each once, in order)
+        changes["audiences"] = await checked_audiences(session, changes["audiences"], "audiences")
 
 
 async def save_draft(

@@ -34,6 +34,7 @@ DRAFT_FIELDS = {
     "categoryId": "category_id",
     "slug": "slug",
     "order": "sort_order",
+    "audiences": "audiences",  # who may read it (issue 39): reviewed like its content
 }
 
 
@@ -55,13 +56,19 @@ def goes_live_unreviewed(question: Question, changes: dict[str, Any]) -> bool:
         return False
     if status != question.status:
         return True
-    # Who may read a live question is part of what reviewers approve (issue 39); a draft does
-    # not carry audiences yet, so changing them on a live question needs review off.
-    audiences = "audiences" in changes and changes["audiences"] != list(question.audiences or ())
-    return audiences or any(
-        name in changes and changes[name] != getattr(question, col)
+    # Who may read a live question is part of what reviewers approve (issue 39): under
+    # review its audiences change through a draft, as its title does.
+    return any(
+        name in changes and changes[name] != live_value(question, col)
         for name, col in DRAFT_FIELDS.items()
     )
+
+
+def live_value(question: Question, column: str) -> Any:
+    """The question's value of a ``DRAFT_FIELDS`` column as a body names it (a list for
+    ``audiences``)."""
+    value = getattr(question, column)
+    return list(value or ()) if column == "audiences" else value
 
 
 async def check_change(
