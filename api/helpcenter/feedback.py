@@ -34,7 +34,13 @@ from quart import Blueprint, Quart, Response, current_app, g, request
 from redis.exceptions import RedisError
 
 from api.analytics import recording
-from api.helpcenter.access import is_https, signing_secret
+from api.helpcenter.access import (
+    is_https,
+    is_private,
+    page_audiences,
+    page_reader,
+    signing_secret,
+)
 from api.helpcenter.i18n import LABELS
 from api.helpcenter.pages import error_page
 from api.helpcenter.responses import SECURITY_HEADERS
@@ -326,6 +332,8 @@ async def vote(org: str, locale: str, slug: str) -> Response:
     record = await ext.directory.org(org)
     if record is None or not record.help_center.get("enabled") or locale not in record.locales:
         return await _not_found()
+    if is_private(record) and page_reader(record) is None:  # issue 39: signed-in readers only
+        return await _not_found()
     form = await request.form
     reader = _reader()
     if not csrf_valid(
@@ -343,7 +351,7 @@ async def vote(org: str, locale: str, slug: str) -> Response:
     if await _rate_limited(reader.address):
         return await _page(429, TOO_MANY_VOTES, {"Retry-After": "60"})
     async with tenant_session(ext.engine, record.schema_name) as session:
-        question_id = await published_question_id(session, slug)
+        question_id = await published_question_id(session, slug, page_audiences(record))
         if question_id is None:
             return await _not_found()
         await record_vote(

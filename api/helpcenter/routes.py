@@ -135,7 +135,7 @@ async def no_org() -> Response:
 async def root(org_slug: str) -> Any:
     """``/hc/{org}`` and ``/hc/{org}/`` (the form the README prints): the default locale's
     home (302: the default locale may change)."""
-    org = await enabled_org(org_slug)
+    org = await readable_org(org_slug)
     return redirect(f"/hc/{org.slug}/{org.default_locale}", 302)
 
 
