@@ -11,10 +11,13 @@ views (``visitors.view_orgs_key``) today or yesterday:
   wins, a replay changes nothing). Clicks are read before the searches are drained, so every
   click read has its search in the database by then. One collector per org at a time (a Redis
   lock): two never trim the same items.
-- ``api.analytics.aggregation.aggregate_recent`` recomputes the org's daily aggregates.
+- the org's audience views of yesterday and today are counted
+  (``api.analytics.by_audience.collect_views``, issue 39), then
+  ``api.analytics.aggregation.aggregate_recent`` recomputes the org's daily aggregates.
 Retention (``purge_analytics``, once a day for every org in ``purge-history``):
 ``search_events`` and ``question_votes`` older than ``RAW_DAYS``; ``search_daily``,
-``question_feedback_daily`` and ``question_views_daily`` older than ``AGGREGATE_DAYS``, in
+``question_feedback_daily``, ``question_views_daily`` and the per-audience aggregates older
+than ``AGGREGATE_DAYS``, in
 batches of ``RETENTION_BATCH`` rows a transaction.
 ``analytics-gaps`` (issue 38, checked hourly): once per ISO week, each org with an active
 webhook subscribed to ``analytics.gaps`` gets that event, the content gaps and suggested
@@ -36,7 +39,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 from ulid import ULID
 
-from api.analytics import gaps
+from api.analytics import by_audience, gaps
 from api.analytics.aggregation import aggregate_recent
 from api.analytics.recording import clicks_key, orgs_key, search_events, searches_key
 from api.analytics.service import Window
@@ -71,6 +74,8 @@ _AGGREGATES = (
     ("search_daily", "day", "ctid"),
     ("question_feedback_daily", "day", "ctid"),
     ("question_views_daily", "day", "ctid"),
+    ("search_audience_daily", "day", "ctid"),
+    ("question_audience_views_daily", "day", "ctid"),
 )
 
 
@@ -111,6 +116,7 @@ def _row(item: Any) -> dict[str, Any]:
         "query": event["query"][:200],
         "results": int(event["results"]),
         "visitor": event["visitor"],
+        "audiences": [str(a)[:100] for a in event.get("audiences", [])],
     }
 
 
@@ -158,6 +164,8 @@ async def collect_org(engine: AsyncEngine, org_id: str, schema: str, today: date
                 await commit(session)
             await client.ltrim(clicks_key(org_id), len(clicks), -1)  # type: ignore[misc]
         async with tenant_session(engine, schema) as session:
+            for day in (today - timedelta(days=1), today):
+                await by_audience.collect_views(session, client, org_id, day)
             await aggregate_recent(session, today)
             await commit(session)
     finally:

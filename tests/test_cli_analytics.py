@@ -109,11 +109,17 @@ async def test_analytics_prints_three_tables_with_sparklines(
     assert row["REASON"] == "Too short (2)"
     assert row["TREND"] == "▁" * 29 + "█" and set(row["TREND"]) <= set(BARS)
 
+    # Issue 39: these searches carry no audience (the help center's anonymous readers).
+    header, *rows = table(out, "Readers by audience")
+    assert header.split() == ["AUDIENCE", "SEARCHES", "NO", "RESULTS", "VIEWS"]
+    assert [r.split() for r in rows] == [["(no", "audience)", "6", "2", "0"]]
+
 
 async def test_analytics_of_an_org_without_data_and_of_no_org(org: OrgClient) -> None:
     run = await asyncio.to_thread(faq, "analytics", org.slug)
     assert run.returncode == 0, run.stderr
-    for title in ("Top searches", "Searches with no results", "Least helpful answers"):
+    titles = ("Top searches", "Searches with no results", "Least helpful answers")
+    for title in (*titles, "Readers by audience"):
         assert table(run.stdout, title)[-1] == "(none)"
     missing: Any = await asyncio.to_thread(faq, "analytics", "no-such-org-anywhere")
     assert missing.returncode == 1

@@ -7,6 +7,8 @@ actor in ``tasks/`` calls ``aggregate_recent`` once per org).
   center's "Was this helpful?" by the day of the vote (``question_votes.created_at``, UTC),
   and ``reasons`` ``{reason: count}`` of the unhelpful votes that gave one (the
   ``MAX_REASONS`` most frequent, ties by reason).
+- ``search_audience_daily`` (day, locale, audience): the same searches per reader audience
+  (``api.analytics.by_audience``, issue 39).
 
 Only the days whose raw rows are all still kept are recomputed: the last ``RAW_DAYS`` (today
 included, UTC). Older days keep their aggregates (two years) and are never touched, since
@@ -22,6 +24,8 @@ from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
+
+from api.analytics import by_audience
 
 RAW_DAYS = 90  # raw search events are kept 90 days (votes are rows of their own, kept)
 MAX_REASONS = 20
@@ -130,4 +134,4 @@ async def aggregate_recent(session: AsyncSession, today: date) -> int:
     # the rows it offered, updated or not (issue 27).
     for statement in (_SEARCH_UPSERT, _SEARCH_DELETE, _FEEDBACK_UPSERT, _FEEDBACK_DELETE):
         written += len((await session.execute(statement, params)).all())
-    return written
+    return written + await by_audience.aggregate_searches(session, params)

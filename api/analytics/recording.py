@@ -18,7 +18,14 @@
   and turns an open after it into a click (get-and-delete: only the first open counts). An
   org adds at most ``MAX_SEARCHES_PER_ORG_DAY`` searches a day; keys live
   ``EVENT_TTL_SECONDS``.
-- ``tasks/analytics.py`` (``analytics-collect``) moves the lists into ``search_events``.
+- Audiences (issue 39): a search and an open carry the reader's audiences (``audiences_of``:
+  the slugs of a publishable key's signed-in reader, sorted; ``()`` for an anonymous reader).
+  A search keeps them in its payload; an open adds one member per audience (``''`` when
+  none), ``question audience visitor``, to the org's per-day set of audience views
+  (``audience_views_key``: distinct readers per question and audience a day; at most
+  ``MAX_AUDIENCE_VIEWS_PER_ORG_DAY`` members, TTL ``EVENT_TTL_SECONDS``).
+- ``tasks/analytics.py`` (``analytics-collect``) moves the lists into ``search_events`` and
+  counts the audience views (``api.analytics.by_audience``).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import re
 import time
 import unicodedata
 from collections.abc import Callable, MutableMapping
@@ -37,9 +45,11 @@ import orjson
 import redis.asyncio as aioredis
 import structlog
 from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table
+from sqlalchemy.dialects.postgresql import ARRAY
 from ulid import ULID
 
 from tenancy.db import TENANT_SCHEMA_PLACEHOLDER
+from tenancy.principal import Principal
 from tenancy.redis import loop_client
 
 log = structlog.get_logger(__name__)
@@ -50,6 +60,9 @@ MAX_SEARCHES_PER_ORG_DAY = 50_000  # searches an org may add a day (Redis stays 
 EVENT_TTL_SECONDS = 3 * 86_400  # recorded but not collected: lapses after this
 FLUSH_SECONDS = 1.0
 MAX_PENDING = 50_000  # events per process between two flushes: past it one is dropped
+MAX_AUDIENCE_VIEWS_PER_ORG_DAY = 100_000  # (question, audience, reader) members a day
+_VISITOR_IN_VIEW = 16  # hex of the day-salted visitor hash in an audience view member
+_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 HELP_CENTER = "help_center"
 API = "api"
 EXTENSION = "analytics_recorder"
@@ -68,6 +81,7 @@ search_events = Table(
     Column("results", Integer, nullable=False),
     Column("visitor", String(64), nullable=False),
     Column("clicked_question_id", String(40)),
+    Column("audiences", ARRAY(String(100)), nullable=False),  # revision 0020
 )
 
 
@@ -122,6 +136,13 @@ def api_visitor(fingerprint: str, address: str) -> str:
     return f"k:{fingerprint}:{address}"
 
 
+def audiences_of(principal: Principal) -> tuple[str, ...]:
+    """The audiences an event of ``principal`` is counted under: its signed-in reader's slugs,
+    sorted, else ``()`` (an anonymous reader; a secret key's reads are never recorded)."""
+    reader = principal.reader
+    return tuple(sorted(set(reader.audiences))) if reader is not None else ()
+
+
 def enabled(extensions: MutableMapping[str, Any]) -> bool:
     """``FAQ_CONTENT_ANALYTICS`` of the app (its ``extensions``)."""
     return bool(extensions["settings"].faq_content_analytics)
@@ -160,14 +181,22 @@ def last_search_prefix(org_id: str) -> str:
     return f"faq:an:last:{org_id}:"
 
 
-# KEYS: searches list, clicks list, the org's count of the day, the day's orgs.
-# ARGV: org id, cap, ttl, click window, last-search key prefix, then one per event:
-# "s <visitor> <time> <search id> <payload>" (a search) or "o <visitor> <time> <question id>".
+def audience_views_key(org_id: str, day: date) -> str:
+    """The org's day of audience views: members ``question audience visitor`` (``''``: none)."""
+    return f"faq:an:views:{org_id}:{day:%Y%m%d}"
+
+
+# KEYS: searches list, clicks list, the org's count of the day, the day's orgs, the org's
+# audience views of the day.
+# ARGV: org id, cap, ttl, click window, last-search key prefix, audience views cap, then one
+# per event: "s <visitor> <time> <search id> <payload>" (a search) or
+# "o <visitor> <time> <question id> <audience,audience|empty>" (an open).
 RECORD = """
 local cap, ttl, window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local count = tonumber(redis.call('GET', KEYS[3]) or '0')
-local added, clicks = 0, 0
-for i = 6, #ARGV do
+local view_room = tonumber(ARGV[6]) - redis.call('SCARD', KEYS[5])
+local added, clicks, viewed = 0, 0, 0
+for i = 7, #ARGV do
   local kind, visitor, stamp, id, payload = string.match(ARGV[i], '^(%a) (%S+) (%S+) (%S+) ?(.*)$')
   local last = ARGV[5] .. (visitor or '')
   local at = tonumber(stamp or '0')
@@ -184,6 +213,19 @@ for i = 6, #ARGV do
       redis.call('DEL', last)
     end
   elseif kind == 'o' then
+    local reader = string.sub(visitor or '', 1, VISITOR_HEX)
+    local audiences = {}
+    for audience in string.gmatch(payload or '', '[^,]+') do
+      audiences[#audiences + 1] = audience
+    end
+    if #audiences == 0 then audiences[1] = '' end
+    for _, audience in ipairs(audiences) do
+      local member = id .. ' ' .. audience .. ' ' .. reader
+      if view_room > 0 and redis.call('SADD', KEYS[5], member) == 1 then
+        view_room = view_room - 1
+        viewed = viewed + 1
+      end
+    end
     local found = redis.call('GET', last)
     if found then
       local search, searched = string.match(found, '^(%S+) (%S+)$')
@@ -207,8 +249,13 @@ end
 if clicks > 0 then
   redis.call('EXPIRE', KEYS[2], ttl)
 end
+if viewed > 0 then
+  redis.call('EXPIRE', KEYS[5], ttl)
+  redis.call('SADD', KEYS[4], ARGV[1])
+  redis.call('EXPIRE', KEYS[4], ttl)
+end
 return added
-"""
+""".replace("VISITOR_HEX", str(_VISITOR_IN_VIEW))
 
 
 def _results_of(body: bytes) -> int:
@@ -257,10 +304,13 @@ class Recorder:
         at: float,
         results: int | None = None,
         body: bytes | None = None,
+        audiences: tuple[str, ...] = (),
     ) -> None:
         """A normalised, non-empty query; its count, else the response body to count from
-        (a cached API page: counted at the flush, not on the request's path)."""
-        self._add((org_id, "s", visitor, at, (source, locale, query, results, body)))
+        (a cached API page: counted at the flush, not on the request's path); ``audiences``:
+        the reader's (``audiences_of``), ``()`` for an anonymous reader."""
+        fields = (source, locale, query, results, body, audiences)
+        self._add((org_id, "s", visitor, at, fields))
 
     def open(
         self,
@@ -270,9 +320,12 @@ class Recorder:
         at: float,
         question_id: str | None = None,
         body: bytes | None = None,
+        audiences: tuple[str, ...] = (),
     ) -> None:
-        """A question opened (its id, else the single read's body to take it from)."""
-        self._add((org_id, "o", visitor, at, question_id if question_id is not None else body))
+        """A question opened (its id, else the single read's body to take it from), by a
+        reader of ``audiences`` (``audiences_of``; ``()``: anonymous)."""
+        opened = question_id if question_id is not None else body
+        self._add((org_id, "o", visitor, at, (opened, audiences)))
 
     def vote(self, org_id: str, day: date) -> None:
         """An org had a vote that day: the collect job aggregates its feedback."""
@@ -304,16 +357,18 @@ class Recorder:
             try:
                 await self._client().eval(
                     RECORD,
-                    4,
+                    5,
                     searches_key(org_id),
                     clicks_key(org_id),
                     count_key(org_id, today),
                     orgs_key(today),
+                    audience_views_key(org_id, today),
                     org_id,
                     MAX_SEARCHES_PER_ORG_DAY,
                     EVENT_TTL_SECONDS,
                     CLICK_WINDOW_SECONDS,
                     last_search_prefix(org_id),
+                    MAX_AUDIENCE_VIEWS_PER_ORG_DAY,
                     *args,
                 )  # type: ignore[misc]
             except Exception:  # Redis down or slow: these are lost, the pages are not
@@ -338,9 +393,12 @@ class Recorder:
 def _event(kind: str, visitor: str, at: float, data: Any, search_id: str) -> str | None:
     """One event as the script reads it (``RECORD``); None: nothing to record."""
     if kind == "o":
-        question_id = data if isinstance(data, str) else _question_of(data)
-        return None if question_id is None else f"o {visitor} {at!r} {question_id}"
-    source, locale, query, results, body = data
+        opened, audiences = data
+        question_id = opened if isinstance(opened, str) else _question_of(opened)
+        if question_id is None:
+            return None
+        return f"o {visitor} {at!r} {question_id} {','.join(_slugs(audiences))}"
+    source, locale, query, results, body, audiences = data
     count = results if results is not None else _results_of(body)
     payload = orjson.dumps(
         {
@@ -351,11 +409,18 @@ def _event(kind: str, visitor: str, at: float, data: Any, search_id: str) -> str
             "query": query,
             "results": count,
             "visitor": visitor,
+            "audiences": _slugs(audiences),
         }
     ).decode()
     # A search that found nothing ("z") ends the visitor's last search but has no result to
     # open: the question opened next is not its click.
     return f"{'s' if count else 'z'} {visitor} {at!r} {search_id} {payload}"
+
+
+def _slugs(audiences: tuple[str, ...]) -> list[str]:
+    """Sorted, once each, and only what can be an audience slug (no space or comma can reach
+    the script's fields: tokens' claims are checked the same way)."""
+    return sorted({a for a in audiences if _SLUG.fullmatch(a) and len(a) <= 100})
 
 
 def recorder_for(extensions: MutableMapping[str, Any]) -> Recorder:

@@ -45,7 +45,9 @@ async def search_analytics(query_args: SearchesQuery) -> Result:
     to ``until`` (UTC dates, both included; default the last 30 days, at most 400 days back);
     ``locale`` keeps the searches made in that locale; ``source`` those made through the help
     center (``help_center``), a publishable key (``api``) or the MCP server (``mcp``), counted
-    from the raw searches (kept 90 days)."""
+    from the raw searches (kept 90 days). ``byAudience``: the searches per audience of the
+    readers who made them (``null``: no audience; a reader counts under each of its
+    audiences). Secret keys only: a publishable key is refused (issue 39)."""
     data = await service.search_analytics(
         db(),
         _window(query_args),
@@ -66,7 +68,9 @@ async def questions_analytics(query_args: QuestionsQuery) -> Result:
 
     Each has its views, helpful and unhelpful votes, the share helpful and the unhelpful
     votes' reasons; ordered by ``sort`` (views, helpful or unhelpful; then slug), at most
-    ``limit`` (1..100, default 20); deleted questions are left out."""
+    ``limit`` (1..100, default 20); deleted questions are left out. ``byAudience``, per
+    question and over every question: distinct readers a day who opened it, per audience
+    (``null``: no audience), help-center pages and publishable keys' single reads."""
     data = await service.questions_analytics(
         db(), _window(query_args), sort=query_args.sort, limit=query_args.limit
     )

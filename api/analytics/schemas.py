@@ -72,11 +72,32 @@ class TopQuery(QueryCount):
     click_through_rate: float  # clicks / searches
 
 
+class AudienceSearches(ResponseModel):
+    """The searches of readers of one audience (issue 39). ``audience``: its slug, or null for
+    readers of no audience (anonymous, or of none of the org's audiences). A reader of several
+    audiences counts once under each."""
+
+    audience: str | None
+    searches: int
+    clicks: int
+    no_results: int
+
+
+class AudienceViews(ResponseModel):
+    """Distinct readers a day who opened the question (a help-center page or a publishable
+    key's single read), summed over the window, of one audience (null: no audience); a reader
+    of several audiences counts once under each (issue 39)."""
+
+    audience: str | None
+    views: int
+
+
 class SearchAnalytics(ResponseModel):
     since: str
     until: str
     top_queries: list[TopQuery]
     no_results: list[QueryCount]
+    by_audience: list[AudienceSearches]  # most searches first, then audience
 
 
 class ReasonCount(ResponseModel):
@@ -93,6 +114,7 @@ class QuestionTotals(ResponseModel):
     unhelpful: int
     helpful_share: float | None  # helpful / (helpful + unhelpful); null without votes
     unhelpful_reasons: list[ReasonCount]
+    by_audience: list[AudienceViews]  # most views first, then audience
 
 
 class QuestionsAnalytics(ResponseModel):
@@ -100,6 +122,7 @@ class QuestionsAnalytics(ResponseModel):
     until: str
     sort: str
     questions: list[QuestionTotals]
+    by_audience: list[AudienceViews]  # every live question's, not only those listed
 
 
 class DayCounts(ResponseModel):

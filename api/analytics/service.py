@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from api.analytics import by_audience
 from api.errors import ValidationFailed, field_error
 from api.questions.queries import load
 
@@ -38,6 +39,10 @@ class Window:
         """The window as times: from ``since``'s start to the end of ``until`` (UTC)."""
         start = datetime.combine(self.since, time.min, UTC)
         return {"start": start, "end": datetime.combine(self.until, time.min, UTC) + DAY}
+
+    def both(self) -> dict[str, Any]:
+        """The window as days and as times."""
+        return {**self.params(), **self.bounds()}
 
     def days(self) -> list[date]:
         return [self.since + timedelta(days=n) for n in range((self.until - self.since).days + 1)]
@@ -109,6 +114,7 @@ async def search_analytics(
         top_sql, none_sql = _TOP_QUERIES, _NO_RESULTS
     top = await session.execute(text(top_sql.format(locale=where)), params)
     none = await session.execute(text(none_sql.format(locale=where)), params)
+    audiences = await by_audience.searches(session, span.both(), locale=locale, source=source)
     return {
         "since": span.since.isoformat(),
         "until": span.until.isoformat(),
@@ -122,6 +128,7 @@ async def search_analytics(
             for r in top
         ],
         "noResults": [{"query": r.query, "searches": r.searches} for r in none],
+        "byAudience": audiences,
     }
 
 
@@ -165,7 +172,9 @@ async def _reasons(
     return by_question
 
 
-def _totals(row: Any, reasons: list[dict[str, Any]]) -> dict[str, Any]:
+def _totals(
+    row: Any, reasons: list[dict[str, Any]], audiences: list[dict[str, Any]]
+) -> dict[str, Any]:
     return {
         "questionId": row.id,
         "slug": row.slug,
@@ -175,6 +184,7 @@ def _totals(row: Any, reasons: list[dict[str, Any]]) -> dict[str, Any]:
         "unhelpful": row.unhelpful,
         "helpfulShare": _rate(row.helpful, row.helpful + row.unhelpful),
         "unhelpfulReasons": reasons,
+        "byAudience": audiences,
     }
 
 
@@ -185,12 +195,15 @@ async def questions_analytics(
     (then slug), at most ``limit``."""
     statement = _QUESTION_TOTALS.format(sort=SORTS[sort])
     rows = (await session.execute(text(statement), {**span.params(), "limit": limit})).all()
-    reasons = await _reasons(session, span, [r.id for r in rows])
+    ids = [r.id for r in rows]
+    reasons = await _reasons(session, span, ids)
+    audiences = await by_audience.views_of(session, span.params(), ids)
     return {
         "since": span.since.isoformat(),
         "until": span.until.isoformat(),
         "sort": sort,
-        "questions": [_totals(r, reasons.get(r.id, [])) for r in rows],
+        "questions": [_totals(r, reasons.get(r.id, []), audiences.get(r.id, [])) for r in rows],
+        "byAudience": await by_audience.all_views(session, span.params()),
     }
 
 
@@ -216,9 +229,10 @@ async def question_analytics(session: AsyncSession, ref: str, span: Window) -> d
         counts[2] += r.unhelpful
     views, helpful, unhelpful = (sum(c[n] for c in days.values()) for n in range(3))
     reasons = await _reasons(session, span, [question.id])
+    audiences = await by_audience.views_of(session, span.params(), [question.id])
     row = _Totals(question.id, question.slug, question.title, views, helpful, unhelpful)
     return {
-        **_totals(row, reasons.get(question.id, [])),
+        **_totals(row, reasons.get(question.id, []), audiences.get(question.id, [])),
         "since": span.since.isoformat(),
         "until": span.until.isoformat(),
         "days": [

@@ -97,6 +97,7 @@ def _record_search(org: Principal, locale: str, q: str, results: int) -> None:
         visitor=visitor,
         at=at,
         results=results,
+        audiences=recording.audiences_of(org),
     )
 
 

@@ -50,6 +50,7 @@ def record_search(app: Quart, caller: Caller, query: str, locale: str, results: 
         visitor=visitor,
         at=at,
         results=results,
+        audiences=recording.audiences_of(caller.principal),
     )
 
 

@@ -1,7 +1,9 @@
 """``faq analytics SLUG``: an org's content analytics of the last 30 days for ops in a
 terminal (issue 17): top searches, searches that found nothing and the least helpful answers
 (most unhelpful votes), as plain-text tables with aligned columns, each row with a sparkline
-of its daily trend (oldest day left). Read from the daily aggregates, as the API does.
+of its daily trend (oldest day left), then the readers by audience (issue 39: searches and
+views of each audience, ``(no audience)`` for anonymous readers). Read from the daily
+aggregates, as the API does.
 
 ``faq analytics gaps SLUG`` (issue 38): the content gaps and suggested synonyms of the last 30
 days (``GET /analytics/gaps``), as two tables; a suggestion is accepted through the API."""
@@ -117,7 +119,23 @@ async def analytics_report(engine: AsyncEngine, slug: str, limit: int) -> list[s
             for q in least
         ],
     )
+    lines += ["", "Readers by audience"]
+    lines += render_table(
+        ["AUDIENCE", "SEARCHES", "NO RESULTS", "VIEWS"],
+        _by_audience(searches["byAudience"], questions["byAudience"]),
+    )
     return lines
+
+
+def _by_audience(searches: list[dict[str, Any]], views: list[dict[str, Any]]) -> list[list[Any]]:
+    """One row per audience of either list: most searches, then most views first."""
+    rows: dict[str | None, list[Any]] = {}
+    for s in searches:
+        rows[s["audience"]] = [s["searches"], s["noResults"], 0]
+    for v in views:
+        rows.setdefault(v["audience"], [0, 0, 0])[2] = v["views"]
+    ordered = sorted(rows.items(), key=lambda kv: (-kv[1][0], -kv[1][2], kv[0] or ""))
+    return [[_cut(a) if a is not None else "(no audience)", *n] for a, n in ordered]
 
 
 def _top_reason(reasons: list[dict[str, Any]]) -> str:

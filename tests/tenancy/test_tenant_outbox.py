@@ -149,6 +149,9 @@ async def test_migrating_an_existing_schema_moves_its_pending_events_in_order(
             "help_center_logo",
             # issue 39 (revision 0018)
             "audiences",
+            # issue 39, analytics per audience (revision 0020)
+            "search_audience_daily",
+            "question_audience_views_daily",
         ):
             await conn.execute(text(f'DROP TABLE IF EXISTS "{schema}".{table} CASCADE'))
         # ... nor the columns of later revisions on older tables (0015, issue 40).

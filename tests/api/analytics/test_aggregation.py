@@ -151,7 +151,8 @@ async def test_searches_are_counted_per_day_locale_and_query(
         (datetime.combine(d1, time(23, 59, 59), UTC), "en", "refund", 0, None),
     )
     await add_searches(engine, other_org, (noon(d0), "en", "reset password", 1, None))
-    assert await aggregate(engine, org) == 3
+    # Three rows of search_daily, and the same three of search_audience_daily (no audience).
+    assert await aggregate(engine, org) == 6
     assert await search_rows(engine, org) == {
         (d0, "en", "reset password"): (3, 1, 1),
         (d0, "de", "reset password"): (1, 1, 0),
@@ -203,7 +204,7 @@ async def test_running_twice_changes_nothing(
 ) -> None:
     await cast_vote(app, org, published["slug"], False, "Unclear")
     await add_searches(engine, org, (noon(today()), "en", "password", 0, None))
-    assert await aggregate(engine, org) == 2
+    assert await aggregate(engine, org) == 3  # a vote, a search, the search's audience row
     searches, feedback = await search_rows(engine, org), await feedback_rows(engine, org)
     assert await aggregate(engine, org) == 0  # no row written
     assert (await search_rows(engine, org), await feedback_rows(engine, org)) == (
@@ -213,7 +214,7 @@ async def test_running_twice_changes_nothing(
     # New raw rows are added to the day's counts, not on top of them.
     await cast_vote(app, org, published["slug"], True)
     await add_searches(engine, org, (noon(today()), "en", "password", 1, "q_x"))
-    assert await aggregate(engine, org) == 2
+    assert await aggregate(engine, org) == 3
     assert (await search_rows(engine, org))[(today(), "en", "password")] == (2, 1, 1)
     assert (await feedback_rows(engine, org))[(published["id"], today())] == (
         1,
@@ -267,7 +268,7 @@ async def test_days_older_than_the_raw_window_are_never_touched(
         (noon(old), "en", "old", 0, None),
         (datetime.combine(first_kept, time.min, UTC), "en", "kept", 0, None),
     )
-    assert await aggregate(engine, org) == 1
+    assert await aggregate(engine, org) == 2  # "kept": its search_daily and audience rows
     assert await search_rows(engine, org) == {
         (old, "en", "old"): (7, 1, 2),
         (older, "en", "old"): (5, 0, 5),
