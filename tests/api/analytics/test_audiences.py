@@ -10,7 +10,6 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-import jwt
 import pytest
 from quart import Quart
 from sqlalchemy import text
@@ -23,7 +22,6 @@ from tenancy.db import tenant_session
 from tests.api.analytics.test_end_to_end import run_jobs
 from tests.api.analytics.test_recording import hc_open, reader
 from tests.api.audiences.test_leak_surfaces import WORD, Site, build
-from tests.api.audiences.test_reader_tokens import claims
 from tests.api.keys.helpers import SITE, as_key
 from tests.api.mcp.conftest import connect, mcp_url, served  # noqa: F401 (the fixture)
 from tests.conftest import OrgFactory
@@ -52,11 +50,6 @@ async def search_as(site: Site, token: str | None, q: str, address: str) -> None
     assert r.status_code == 200, await r.get_data()
 
 
-def token_for(site: Site, audiences: list[str]) -> str:
-    body = claims(site.org, audiences=audiences)
-    return jwt.encode(body, site.secret, algorithm="HS256", headers={"kid": "app"})
-
-
 async def test_searches_are_counted_under_each_audience_of_the_reader(
     app: Quart, engine: AsyncEngine, site: Site
 ) -> None:
@@ -67,7 +60,7 @@ async def test_searches_are_counted_under_each_audience_of_the_reader(
     await search_as(site, None, "unicorn", "10.1.0.3")  # anonymous, nothing found
     # A token's slug that names none of the org's audiences makes no row of its own: that
     # reader sees what anonymous readers see, and is counted with them.
-    await search_as(site, token_for(site, ["not-ours"]), WORD, "10.1.0.4")
+    await search_as(site, site.token("not-ours"), WORD, "10.1.0.4")
     await run_jobs(app, engine)
 
     async with tenant_session(engine, site.org.info.schema_name) as session:
