@@ -1,8 +1,9 @@
-"""Exports, the actor's half (``exports.run``): every category (parents first), question
-(with its revisions when asked), translation, synonym group, webhook (never its secret) and
-the settings, read from one snapshot in batches and written as a zip of NDJSON files
-(``docs/export-bundle.schema.json``) whose pieces go to ``export_chunks`` as they fill.
-Compression runs in a thread; at most a batch and a piece are held."""
+"""Exports, the actor's half (``exports.run``): every audience, category (parents first),
+question (with its revisions when asked; categories and questions with their audiences),
+translation, synonym group, webhook (never its secret) and the settings, read from one
+snapshot in batches and written as a zip of NDJSON files (``docs/export-bundle.schema.json``)
+whose pieces go to ``export_chunks`` as they fill. Compression runs in a thread; at most a
+batch and a piece are held."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from sqlalchemy import Select, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from api.answers.models import SynonymSet
+from api.audiences.models import Audience
+from api.audiences.schemas import audience_public
 from api.categories.models import Category
 from api.exports.models import Export, ExportChunk
 from api.exports.service import KEEP_HOURS
@@ -65,6 +68,7 @@ def category_line(c: Any) -> dict[str, Any]:
         "description": c.description,
         "order": c.sort_order,
         "isDefault": c.is_default,
+        "audiences": list(c.audiences or ()),
         "locale": c.locale,
         "createdAt": iso(c.created_at),
         "updatedAt": iso(c.updated_at),
@@ -80,6 +84,7 @@ def question_line(q: Any) -> dict[str, Any]:
         "slug": q.slug,
         "status": q.status,
         "order": q.sort_order,
+        "audiences": list(q.audiences or ()),
         "locale": q.locale,
         "scheduledPublishAt": iso(q.scheduled_publish_at),
         "publishedAt": iso(q.published_at),
@@ -188,6 +193,13 @@ async def write_bundle(bundle: Bundle, session: AsyncSession, revisions: bool) -
     live_question = Question.deleted_at.is_(None)
     live_category = Category.deleted_at.is_(None)
     await bundle.json("settings.json", await get_settings(session, bundle.org))
+    # As GET shows them, before the content that names them: an import makes them first.
+    audiences = (
+        select(*Audience.__table__.c)
+        .where(Audience.deleted_at.is_(None))
+        .order_by(Audience.created_at, Audience.id)
+    )
+    await bundle.ndjson("audiences.ndjson", session, audiences, audience_public)
     await bundle.ndjson("categories.ndjson", session, _categories_parents_first(), category_line)
     questions = select(*Question.__table__.c).where(live_question).order_by(Question.id)
 

@@ -1,7 +1,8 @@
 """Our own export bundle (``docs/export-bundle.schema.json``): a zip of ``manifest.json``,
-``settings.json`` and NDJSON files. Imported: settings, categories (the default category onto
-the org's own), questions and translations; ``webhooks.ndjson`` is left out (secrets are never
-exported: recreate webhooks), and so are revisions (history stays with the source org)."""
+``settings.json`` and NDJSON files. Imported: settings, audiences (by slug), categories (the
+default category onto the org's own), questions (both with their ``audiences``) and
+translations; ``webhooks.ndjson`` is left out (secrets are never exported: recreate webhooks),
+and so are revisions (history stays with the source org)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import orjson
 from api.imports.archive import ndjson, open_zip, read_member
 from api.imports.context import ParseContext
 from api.imports.items import (
+    AudienceItem,
     CategoryItem,
     Invalid,
     Item,
@@ -53,6 +55,25 @@ def _source(obj: dict[str, Any], key: str = "id") -> str | None:
     return f"faq:{value}" if value else None
 
 
+class NotSlugs(ValueError):
+    """An ``audiences`` value that is not a list of strings."""
+
+
+def _audiences(obj: dict[str, Any]) -> list[str] | None:
+    """The item's audience slugs (each once, in order); None when the line has none (a
+    bundle of before audiences: the item's audiences are left as they are)."""
+    value = obj.get("audiences")
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise NotSlugs()
+    return list(dict.fromkeys(value))
+
+
+def _invalid(source: str, kind: str) -> Invalid:
+    return Invalid(source, "audiences", "not a list of audience slugs", kind)
+
+
 def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
     archive = open_zip(file, ctx.inflate_limit)
     if "manifest.json" not in archive.namelist():
@@ -77,10 +98,22 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
             hc = values["helpCenter"]
             values["helpCenter"] = {k: v for k, v in hc.items() if k in HELP_CENTER_FIELDS}
         yield SettingsItem("settings.json", values)
+    for line, obj in ndjson(archive, "audiences.ndjson"):
+        named = _source(obj) or f"audiences.ndjson line {line}"
+        slug = _str(obj, "slug")
+        if not slug:
+            yield Invalid(named, "slug", "an audience needs its slug", "audiences")
+            continue
+        yield AudienceItem(named, slug, _str(obj, "name") or "", _str(obj, "description"))
     for line, obj in ndjson(archive, "categories.ndjson"):
         source = _source(obj)
         if source is None:
             raise MalformedUpload(f"categories.ndjson line {line}: no id")
+        try:
+            audiences = _audiences(obj)
+        except NotSlugs:
+            yield _invalid(source, "categories")
+            continue
         category = CategoryItem(
             source=source,
             name=_str(obj, "name") or "",
@@ -89,6 +122,7 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
             order=_int(obj, "order"),
             slug=_str(obj, "slug"),
             is_default=obj.get("isDefault") is True,
+            audiences=audiences,
         )
         keep_times(category, obj.get("createdAt"), obj.get("updatedAt"))
         yield category
@@ -96,6 +130,11 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
         source = _source(obj)
         if source is None:
             raise MalformedUpload(f"questions.ndjson line {line}: no id")
+        try:
+            audiences = _audiences(obj)
+        except NotSlugs:
+            yield _invalid(source, "questions")
+            continue
         question = QuestionItem(
             source=source,
             title=_str(obj, "title") or "",
@@ -105,6 +144,7 @@ def parse(file: BinaryIO, ctx: ParseContext) -> Iterator[Item]:
             slug=_str(obj, "slug"),
             order=_int(obj, "order"),
             scheduled_publish_at=_str(obj, "scheduledPublishAt"),
+            audiences=audiences,
         )
         keep_times(question, obj.get("createdAt"), obj.get("updatedAt"))
         yield question

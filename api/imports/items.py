@@ -47,6 +47,7 @@ class CategoryItem:
     order: int = 0
     slug: str | None = None
     is_default: bool = False  # our own bundle: the default category (merged into the org's)
+    audiences: list[str] | None = None  # slugs (our bundle); None: the source says nothing
     created_at: datetime | None = None  # the source's, when it says (``api/imports/times.py``)
     updated_at: datetime | None = None
     notes: list[Note] = field(default_factory=list)
@@ -63,6 +64,7 @@ class QuestionItem:
     slug: str | None = None
     order: int = 0
     scheduled_publish_at: str | None = None
+    audiences: list[str] | None = None  # slugs (our bundle); None: the source says nothing
     links: list[Link] = field(default_factory=list)  # the answer's (``api/imports/links.py``)
     link_key: str | None = None  # what links name it by, when not its source (Help Scout)
     created_at: datetime | None = None  # the source's, when it says (``api/imports/times.py``)
@@ -93,6 +95,18 @@ class SettingsItem:
 
 
 @dataclass
+class AudienceItem:
+    """Our own bundle: an audience of the exporting org, matched by slug (content names
+    audiences by slug)."""
+
+    source: str
+    slug: str
+    name: str
+    description: str | None = None
+    notes: list[Note] = field(default_factory=list)
+
+
+@dataclass
 class Invalid:
     """An item the parser could read but not use (a missing title): a failed item."""
 
@@ -102,4 +116,4 @@ class Invalid:
     kind: str = "questions"  # what it would have been (its report's ``countsByKind``)
 
 
-Item = CategoryItem | QuestionItem | TranslationItem | SettingsItem | Invalid
+Item = CategoryItem | QuestionItem | TranslationItem | SettingsItem | AudienceItem | Invalid

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from api.imports.items import (
+    AudienceItem,
     CategoryItem,
     Invalid,
     Item,
@@ -19,7 +20,7 @@ from api.imports.items import (
 
 MAX_LISTED = 100  # errors (and warnings) listed in a report; the counts go on past it
 OUTCOMES = ("created", "updated", "unchanged", "failed")
-KINDS = ("categories", "questions", "translations", "settings")
+KINDS = ("categories", "questions", "translations", "settings", "audiences")
 BY_KIND = "byKind"  # the key of the per-kind counts inside the stored ``counts``
 
 
@@ -32,6 +33,8 @@ def kind_of(item: Item) -> str:
         return "translations"
     if isinstance(item, SettingsItem):
         return "settings"
+    if isinstance(item, AudienceItem):
+        return "audiences"
     assert isinstance(item, Invalid)
     return item.kind
 

@@ -29,6 +29,7 @@ class ImportCountsByKind(ResponseModel):
     questions: ImportCounts
     translations: ImportCounts
     settings: ImportCounts  # our own bundle's settings.json
+    audiences: ImportCounts  # our own bundle's audiences.ndjson
 
 
 class ImportProgress(ResponseModel):

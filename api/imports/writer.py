@@ -19,7 +19,9 @@ from api.categories import service as categories
 from api.categories.models import Category
 from api.categories.schemas import CategoryCreate
 from api.errors import SlugConflict
+from api.imports.audiences import write_audience
 from api.imports.items import (
+    AudienceItem,
     CategoryItem,
     Invalid,
     Item,
@@ -181,6 +183,8 @@ class Writer(References):
                 )  # fmt: skip
                 item = dataclasses.replace(item, fields={**item.fields, "answer": answer})
             return await self._translation(session, item)
+        if isinstance(item, AudienceItem):
+            return await write_audience(session, self.org, item)
         assert isinstance(item, SettingsItem)
         return await self._settings(session, item)
 
@@ -221,18 +225,21 @@ class Writer(References):
             else await self._ref(session, "category", item.source),
         )
         if current is not None:
-            wanted = {
+            wanted: dict[str, Any] = {
                 "name": item.name,
                 "description": item.description,
                 "order": item.order,
                 "parentId": None if current.is_default else parent,
             }
-            now = {
+            now: dict[str, Any] = {
                 "name": current.name,
                 "description": current.description,
                 "order": current.sort_order,
                 "parentId": current.parent_id,
             }
+            if item.audiences is not None:
+                wanted["audiences"] = item.audiences
+                now["audiences"] = list(current.audiences or ())
             changes = {k: v for k, v in wanted.items() if now[k] != v}
             if changes:
                 await categories.update_category(session, self.org, current.id, changes)
@@ -243,6 +250,8 @@ class Writer(References):
         body: dict[str, Any] = {"name": item.name, "order": item.order, "parentId": parent}
         if item.description is not None:
             body["description"] = item.description
+        if item.audiences:
+            body["audiences"] = item.audiences
         created = await self._with_free_slug(
             session,
             item,
@@ -350,6 +359,9 @@ class Writer(References):
                 "order": current.sort_order,
                 "status": _status_of(current),
             }
+            if item.audiences is not None:
+                wanted["audiences"] = item.audiences
+                now["audiences"] = list(current.audiences or ())
             changes = {k: v for k, v in wanted.items() if now[k] != v}
             if item.status == "scheduled":
                 changes["scheduledPublishAt"] = item.scheduled_publish_at
@@ -362,6 +374,7 @@ class Writer(References):
                         "status": item.status,
                         "order": item.order,
                         "scheduledPublishAt": item.scheduled_publish_at,
+                        "audiences": item.audiences or [],
                     }
                 )
                 await questions.update_question(session, self.org, current.id, changes)
@@ -376,9 +389,11 @@ class Writer(References):
             "status": item.status,
             "order": item.order,
         }
+        if item.audiences:  # checked one by one (``NewQuestions`` makes content for everyone)
+            body["audiences"] = item.audiences
         if item.scheduled_publish_at is not None:
             body["scheduledPublishAt"] = item.scheduled_publish_at
-        elif self._bulk and item.slug is None:
+        elif self._bulk and item.slug is None and not item.audiences:
             parsed = QuestionCreate.model_validate({**body, "slug": None})
             question_id = self._new.add(parsed, external_id=item.source)
             await self._remember(session, "question", item.source, question_id)

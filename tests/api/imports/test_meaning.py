@@ -26,7 +26,7 @@ ZEROS = {"created": 0, "updated": 0, "unchanged": 0, "failed": 0}
 def _counts(**kinds: dict[str, int]) -> dict[str, dict[str, int]]:
     return {
         kind: {**ZEROS, **kinds.get(kind, {})}
-        for kind in ("categories", "questions", "translations", "settings")
+        for kind in ("categories", "questions", "translations", "settings", "audiences")
     }
 
 
@@ -79,7 +79,7 @@ async def test_the_openapi_document_describes_counts_by_kind(org: OrgClient) -> 
     assert "countsByKind" in job["properties"] and "countsByKind" in job["required"]
     assert set(job["properties"]["counts"].get("$ref", "").split("/")[-1:]) == {"ImportCounts"}
     by_kind = schemas["ImportCountsByKind"]["properties"]
-    assert set(by_kind) == {"categories", "questions", "translations", "settings"}
+    assert set(by_kind) == {"categories", "questions", "translations", "settings", "audiences"}
 
 
 # ---- source times -----------------------------------------------------------------------------
