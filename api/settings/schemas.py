@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -25,7 +25,8 @@ class SettingsUpdate(RequestBody):
     default_locale: str | None = None
     locales: list[str] | None = Field(default=None, max_length=MAX_LOCALES)
     # {"enabled": bool, "title": str, "primaryColor": "#rrggbb", "externalImages": bool,
-    # "headerLinks", "footerLinks", "legalText", "labels", "contactUrl", "categoryIcons"},
+    # "headerLinks", "footerLinks", "legalText", "labels", "contactUrl", "categoryIcons",
+    # "access", "signInUrl"},
     # any of them (a partial update); validated by ``api.settings.help_center`` so errors
     # name ``helpCenter.<field>``.
     help_center: dict[str, Any] | None = None
@@ -54,6 +55,11 @@ class HelpCenterOut(ResponseModel):
     # Issue 41: an icon per category card of the help center's home, {categoryId: emoji}
     # (symbols, marks and joiners only; a null or "" icon drops it).
     category_icons: dict[str, str] = {}
+    # Issue 39: "public" (the default) or "signed-in": a private help center, only for readers
+    # who signed in (docs/audiences.md); and the org's own sign-in page (JWT sign-in; null:
+    # none).
+    access: Literal["public", "signed-in"] = "public"
+    sign_in_url: str | None = None
 
 
 class SettingsOut(ResponseModel):

@@ -44,6 +44,9 @@ SETTINGS_DEFAULT_HC = {
     # The contact link and the cards' icons (issue 41).
     "contactUrl": None,
     "categoryIcons": {},
+    # Issue 39: who may read the help center, and the org's own sign-in page.
+    "access": "public",
+    "signInUrl": None,
 }
 
 

@@ -42,6 +42,9 @@ def off(org: OrgClient) -> dict[str, Any]:
         # The "Still need help?" link and the category cards' icons (issue 41).
         "contactUrl": None,
         "categoryIcons": {},
+        # Issue 39: who may read the help center, and the org's own sign-in page.
+        "access": "public",
+        "signInUrl": None,
     }
 
 
@@ -319,6 +322,9 @@ async def test_help_center_is_off_by_default_and_patched_in_parts(org: OrgClient
         # The "Still need help?" link and the category cards' icons (issue 41).
         "contactUrl": None,
         "categoryIcons": {},
+        # Issue 39: who may read the help center, and the org's own sign-in page.
+        "access": "public",
+        "signInUrl": None,
     }
     assert (await r.get_json())["data"]["helpCenter"] == want
     got = await settings(org)
