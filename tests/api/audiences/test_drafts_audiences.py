@@ -5,11 +5,15 @@ reads a live question, as for its title or answer."""
 
 from __future__ import annotations
 
+import asyncio
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from billing.plans import Plan
+from tasks.publishing import publish_due_questions
+from tenancy.clock import iso, utcnow
 from tests.api.audiences.test_audiences import error, make
 from tests.api.audit.conftest import relayed_audit
 from tests.api.keys.helpers import SITE, as_key, make_public_key
@@ -143,3 +147,20 @@ async def test_an_audience_a_draft_names_is_in_use(org_factory: OrgFactory) -> N
     assert r.status_code == 409 and await error(r) == "audience_in_use"
     assert (await org.delete(path)).status_code == 204
     assert (await org.delete("/audiences/partners")).status_code == 204
+
+
+async def test_the_sweep_publishes_a_scheduled_drafts_audiences(
+    org_factory: OrgFactory, engine: AsyncEngine
+) -> None:
+    org = await audience_org(org_factory)
+    q = await create(org, status="published")
+    path = f"/questions/{q['id']}"
+    await data(await org.request("PUT", f"{path}/draft", json={"audiences": ["staff"]}))
+    at = utcnow() + timedelta(milliseconds=300)
+    r = await org.post(f"{path}/draft/publish", json={"scheduledPublishAt": iso(at)})
+    assert r.status_code == 202, await r.get_data()
+    await asyncio.sleep(max(0.0, (at - utcnow()).total_seconds()) + 0.05)
+    await publish_due_questions(engine)
+    after = await data(await org.get(path))
+    assert after["audiences"] == ["staff"] and after["draft"] is None
+    assert await anonymous_status(org, path) == 404
