@@ -151,8 +151,8 @@ def page_reader(org: OrgRecord) -> Reader | None:
     if found is not _UNSET:
         return found if isinstance(found, Reader) else None
     reader = None
-    header = request.headers.get("Cookie")
-    if header is not None and READER_COOKIE in header:
+    # Cookies are parsed only when ours is there (HTTP/2 may split them into several headers).
+    if any(READER_COOKIE in header for header in request.headers.getlist("Cookie")):
         raw = request.cookies.get(READER_COOKIE)
         if raw and len(raw) <= 2 * MAX_TOKEN_BYTES:
             try:

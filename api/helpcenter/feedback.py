@@ -38,6 +38,7 @@ from api.helpcenter.access import (
     is_https,
     is_private,
     page_audiences,
+    page_principal,
     page_reader,
     signing_secret,
 )
@@ -232,7 +233,11 @@ async def count_view(response: Response) -> Response:
             raw = recording.help_center_visitor(reader.cookie, reader.address)
             hashed, at = recording.stamp(extensions, org.id, raw)
             recording.recorder_for(extensions).open(
-                org.id, visitor=hashed, at=at, question_id=question["question_id"]
+                org.id,
+                visitor=hashed,
+                at=at,
+                question_id=question["question_id"],
+                audiences=recording.audiences_of(page_principal(org)),
             )
         reader.token()
         reader.cookie_path = f"/hc/{org.slug}"

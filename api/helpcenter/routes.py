@@ -350,9 +350,9 @@ async def search(org_slug: str, locale: str) -> Response:
 
 def reader_visitor(address: str | None = None) -> str:
     """The raw visitor of content analytics (``recording.help_center_visitor``)."""
-    header = request.headers.get("Cookie")
     token = None
-    if header is not None and VISITOR_COOKIE in header:  # parse cookies only when ours is there
+    # Cookies are parsed only when ours is there (HTTP/2 may split them into several headers).
+    if any(VISITOR_COOKIE in header for header in request.headers.getlist("Cookie")):
         token = valid_visitor_token(request.cookies.get(VISITOR_COOKIE))
     return recording.help_center_visitor(token, address or client_address())
 
@@ -372,4 +372,5 @@ def record_search(org: OrgRecord, locale: str, q: str, results: int) -> None:
         visitor=visitor,
         at=at,
         results=results,
+        audiences=recording.audiences_of(page_principal(org)),
     )

@@ -71,9 +71,7 @@ def read_key(path: str, args: Iterable[tuple[str, str]], locale: str = "") -> tu
     return _digest("search", "", path, [("q", normalized), *others], locale), q
 
 
-def page_key(
-    site: str, path: str, args: Iterable[tuple[str, str]], audience: str = ""
-) -> str:
+def page_key(site: str, path: str, args: Iterable[tuple[str, str]], audience: str = "") -> str:
     """The cache key of a help-center page: a digest of the site (``scheme://host``), the
     path and the parameters in the order read, each encoded as in ``read_key`` (no search is
     shared across spellings: a page shows ``q`` as typed), and what its reader may read

@@ -90,6 +90,7 @@ async def record_public_read(response: Response) -> Response:
                 at=at,
                 results=results,
                 body=body if isinstance(body, bytes) else None,
+                audiences=recording.audiences_of(org),
             )
     elif endpoint == READ_ENDPOINT:
         question_id = g.get("analytics_question")
@@ -101,6 +102,7 @@ async def record_public_read(response: Response) -> Response:
             at=at,
             question_id=question_id,
             body=body if isinstance(body, bytes) else None,
+            audiences=recording.audiences_of(org),
         )
     return response
 

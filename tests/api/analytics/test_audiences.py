@@ -20,7 +20,7 @@ from api.analytics.recording import FLUSH_SECONDS, recorder_for, stamp
 from tasks.analytics import collect
 from tenancy.db import tenant_session
 from tests.api.analytics.test_end_to_end import run_jobs
-from tests.api.analytics.test_recording import hc_open, reader
+from tests.api.analytics.test_recording import hc_open, hc_search, reader
 from tests.api.audiences.test_leak_surfaces import WORD, Site, build
 from tests.api.keys.helpers import SITE, as_key
 from tests.api.mcp.conftest import connect, mcp_url, served  # noqa: F401 (the fixture)
@@ -230,3 +230,19 @@ def test_the_recorded_audiences_are_sorted_slugs_once_each() -> None:
     assert opened == "o " + "v" * 32 + " 1.0 q_1 a,b"
     anonymous = recording._event("o", "v" * 32, 1.0, ("q_1", ()), "se_3")
     assert anonymous == "o " + "v" * 32 + " 1.0 q_1 "
+
+
+async def test_a_signed_in_help_center_readers_views_and_searches_count_under_its_audiences(
+    app: Quart, engine: AsyncEngine, site: Site
+) -> None:
+    alpha = site.made["alpha"]
+    browser = reader(app)
+    signed = await browser.get(f"/hc/{site.org.slug}/access/jwt?token={site.token('a')}")
+    assert signed.status_code == 303
+    await hc_open(browser, site.org, alpha["slug"])  # a restricted page: only a reader of a
+    await hc_search(browser, site.org, WORD)
+    await run_jobs(app, engine)
+    one = await data(site.org, f"/questions/{alpha['slug']}/analytics")
+    assert one["byAudience"] == [{"audience": "a", "views": 1}]
+    searches = await data(site.org, "/analytics/searches", source="help_center")
+    assert searches["byAudience"] == [{"audience": "a", "searches": 1, "clicks": 0, "noResults": 0}]
