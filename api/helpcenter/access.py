@@ -36,10 +36,11 @@ import jwt
 import structlog
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from quart import Blueprint, Response, current_app, g, render_template, request
+from redis.exceptions import RedisError
 
 from api.audiences.tokens import MAX_TOKEN_BYTES, verify_reader_token
 from api.audiences.visibility import Audiences
-from api.errors import InvalidReaderToken
+from api.errors import InvalidReaderToken, ServiceUnavailable
 from api.helpcenter.pages import HTML, page_context
 from api.helpcenter.urls import PageNotFound
 from api.http.authentication import visitor
@@ -297,7 +298,11 @@ async def _spend(token: str, expires: float) -> bool:
     """True the first time ``token`` signs in (kept as spent until it expires)."""
     key = SPENT_PREFIX + hashlib.sha256(token.encode()).hexdigest()
     ttl = max(1, int(expires - time.time()) + 60)
-    return bool(await loop_client().set(key, b"1", nx=True, ex=ttl))
+    try:
+        return bool(await loop_client().set(key, b"1", nx=True, ex=ttl))
+    except RedisError:  # no way to tell a replay: no sign-in (the 503 page)
+        log.warning("hc_sign_in_unavailable", reason="redis")
+        raise ServiceUnavailable("Signing in is unavailable right now.") from None
 
 
 @access.get("/<org_slug>/access/jwt")
