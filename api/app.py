@@ -37,6 +37,7 @@ from api.errors import (
 from api.helpcenter.feedback import feedback as help_center_feedback
 from api.helpcenter.limits import HelpCenterLimits
 from api.helpcenter.llms_routes import hc_llms as help_center_for_agents
+from api.helpcenter.oidc import hc_oidc as help_center_oidc_sign_in
 from api.helpcenter.routes import hc as help_center_pages
 from api.helpcenter.widget import widget as help_center_widget
 from api.http.binding import Tenancy
@@ -353,6 +354,7 @@ def create_app(settings: Settings | None = None) -> Quart:
     app.register_blueprint(help_center_pages)
     app.register_blueprint(help_center_widget)  # /hc/widget.js (issue 41)
     app.register_blueprint(help_center_for_agents)  # llms.txt, Markdown twins
+    app.register_blueprint(help_center_oidc_sign_in)  # sign in with OpenID Connect (issue 39)
     register_error_handlers(app)
     drop_flask_template_processors(app)
     # ASGI middleware: a help-center request over its budgets is refused before Quart;

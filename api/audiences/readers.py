@@ -7,11 +7,19 @@ Stored: ``{"issuer", "maxLifetimeSeconds", "keys": [{"kid", "alg", "createdAt", 
 replaces the whole setting: an HS256 key it names that was there keeps its secret; a new one
 gets a secret made here and shown in that PUT's response only. Public keys come as PEM
 (``publicKey``), as a JWK (``jwk``) or in a JWKS document (``jwks``); private keys are refused.
+
+``"openIdConnect"``: the help center's sign-in with the org's identity provider
+(``api.helpcenter.oidc``): ``{"issuer", "clientId", "clientSecret" (encrypted with
+FAQ_SECRET_KEY; absent for a public client, which signs in with PKCE alone), "audiencesClaim",
+"scopes", "displayName"}``. The issuer is an https URL checked like a webhook's
+(``api.webhooks.url_safety``). The secret is write-only: a PUT that leaves it out keeps the
+stored one while the issuer and client id stay the same.
 """
 
 from __future__ import annotations
 
 import base64
+import re
 import secrets
 from typing import Any
 
@@ -19,25 +27,42 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from api.audiences.schemas import ReaderKeyIn, ReadersUpdate
+from api.audiences.schemas import OpenIdConnectIn, ReaderKeyIn, ReadersUpdate
 from api.audiences.tokens import ES256, HS256, RS256
 from api.errors import ValidationFailed, field_error
 from api.webhooks.signing import encrypt_secret, reencrypt_secret
+from api.webhooks.url_safety import UnsafeUrl, check_url
 from tenancy.audit import audit_settings
 from tenancy.clock import iso, utcnow
 from tenancy.db import shared_session
 from tenancy.keys import notify_tenancy_changed
 from tenancy.models import Organization
 from tenancy.principal import Principal
+from tenancy.settings import get_settings
 from tenancy.transactions import commit
 
 SECRET_PREFIX = "rdsec_"  # noqa: S105  (a prefix, not a secret)
 DEFAULT_LIFETIME = 3600
 PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "k", "oth"})
 MIN_RSA_BITS = 2048
+OIDC = "openIdConnect"
+_SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")  # RFC 6749 section 3.3
+
+
+def _oidc_public(stored: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not stored:
+        return None
+    return {
+        "issuer": stored["issuer"],
+        "clientId": stored["clientId"],
+        "clientSecretSet": "clientSecret" in stored,
+        "audiencesClaim": stored.get("audiencesClaim"),
+        "scopes": stored["scopes"],
+        "displayName": stored.get("displayName"),
+    }
 
 
 def public(stored: dict[str, Any]) -> dict[str, Any]:
@@ -54,6 +79,7 @@ def public(stored: dict[str, Any]) -> dict[str, Any]:
             }
             for k in stored.get("keys", [])
         ],
+        OIDC: _oidc_public(stored.get(OIDC)),
     }
 
 
@@ -132,6 +158,36 @@ def _jwks_keys(jwks: dict[str, Any]) -> list[ReaderKeyIn]:
     return out
 
 
+async def _open_id_connect(body: OpenIdConnectIn, before: dict[str, Any] | None) -> dict[str, Any]:
+    """The stored ``openIdConnect``: checked, its secret encrypted (or kept, see the module)."""
+    field = f"{OIDC}.issuer"
+    issuer = body.issuer
+    if "?" in issuer or "#" in issuer:
+        raise _invalid(field, "an issuer URL has no query or fragment")
+    try:
+        await check_url(issuer, allow_private=get_settings().faq_webhook_allow_private_networks)
+    except UnsafeUrl as error:
+        raise _invalid(field, str(error)) from None
+    scopes = body.scopes.split()
+    if "openid" not in scopes or not all(_SCOPE_TOKEN.match(s) for s in scopes):
+        raise _invalid(f"{OIDC}.scopes", 'space-separated scopes, "openid" among them')
+    stored: dict[str, Any] = {
+        "issuer": issuer,
+        "clientId": body.client_id,
+        "scopes": " ".join(dict.fromkeys(scopes)),
+    }
+    old = before or {}
+    if body.client_secret is not None:
+        stored["clientSecret"] = encrypt_secret(body.client_secret)
+    elif "clientSecret" in old and (old["issuer"], old["clientId"]) == (issuer, body.client_id):
+        stored["clientSecret"] = old["clientSecret"]
+    if body.audiences_claim is not None:
+        stored["audiencesClaim"] = body.audiences_claim
+    if body.display_name is not None:
+        stored["displayName"] = body.display_name
+    return stored
+
+
 async def _stored(session: AsyncSession, org: Principal, *, lock: bool) -> dict[str, Any]:
     stmt = select(Organization.readers).where(Organization.id == org.id)
     if lock:
@@ -163,11 +219,13 @@ async def put_readers(session: AsyncSession, org: Principal, body: ReadersUpdate
         keys.append(stored)
         if secret is not None:
             shown[key.kid] = secret
-    after_stored = {
+    after_stored: dict[str, Any] = {
         "issuer": body.issuer,
         "maxLifetimeSeconds": body.max_lifetime_seconds,
         "keys": keys,
     }
+    if body.open_id_connect is not None:
+        after_stored[OIDC] = await _open_id_connect(body.open_id_connect, before_stored.get(OIDC))
     before, after = public(before_stored), public(after_stored)
     out = {**after, "keys": [{**k, "secret": shown.get(k["kid"])} for k in after["keys"]]}
     if after_stored == before_stored:
@@ -182,15 +240,21 @@ async def put_readers(session: AsyncSession, org: Principal, body: ReadersUpdate
 
 
 async def reencrypt_reader_secrets(engine: AsyncEngine) -> int:
-    """Re-encrypt every org's HS256 reader secrets under the newest ``FAQ_SECRET_KEY`` (what
-    ``faq secret-key rotate`` runs beside the webhook secrets); returns how many. One
+    """Re-encrypt every org's HS256 reader secrets and OpenID Connect client secret under the
+    newest ``FAQ_SECRET_KEY`` (what ``faq secret-key rotate`` runs beside the webhook
+    secrets); returns how many. One
     transaction per org that has any, its row locked as every settings write locks it;
     running it again is safe."""
     async with shared_session(engine) as session:
         ids = (
             await session.execute(
                 select(Organization.id)
-                .where(Organization.readers["keys"].isnot(None))
+                .where(
+                    or_(
+                        Organization.readers["keys"].isnot(None),
+                        Organization.readers[OIDC].isnot(None),
+                    )
+                )
                 .order_by(Organization.created_at)
             )
         ).scalars()
@@ -209,12 +273,14 @@ async def reencrypt_reader_secrets(engine: AsyncEngine) -> int:
                 {**k, "secret": reencrypt_secret(k["secret"])} if "secret" in k else k
                 for k in stored.get("keys", [])
             ]
-            done = sum(1 for k in keys if "secret" in k)
+            rotated = {**stored, "keys": keys}
+            oidc = stored.get(OIDC) or {}
+            if "clientSecret" in oidc:
+                rotated[OIDC] = {**oidc, "clientSecret": reencrypt_secret(oidc["clientSecret"])}
+            done = sum(1 for k in keys if "secret" in k) + ("clientSecret" in oidc)
             if done:
                 await session.execute(
-                    update(Organization)
-                    .where(Organization.id == org_id)
-                    .values(readers={**stored, "keys": keys})
+                    update(Organization).where(Organization.id == org_id).values(readers=rotated)
                 )
                 await notify_tenancy_changed(session, org_id)
             await commit(session)

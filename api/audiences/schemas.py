@@ -64,6 +64,23 @@ class ReaderKeyIn(RequestBody):
     jwk: dict[str, Any] | None = None
 
 
+Text = Annotated[str, Field(min_length=1, max_length=500)]
+
+
+class OpenIdConnectIn(RequestBody):
+    """Sign-in to the hosted help center with the org's OpenID Connect provider
+    (``api.helpcenter.oidc``). ``clientSecret`` is write-only: left out while ``issuer`` and
+    ``clientId`` stay the same, the stored one is kept."""
+
+    issuer: Annotated[str, Field(min_length=9, max_length=500)]
+    client_id: Text
+    client_secret: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
+    # The ID token's claim holding audience slugs (a list, or one space-separated string).
+    audiences_claim: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    scopes: Annotated[str, Field(min_length=6, max_length=500)] = "openid email profile"
+    display_name: Annotated[str, Field(min_length=1, max_length=100)] | None = None
+
+
 class ReadersUpdate(RequestBody):
     """The whole setting (``PUT``): what it leaves out is gone."""
 
@@ -72,6 +89,7 @@ class ReadersUpdate(RequestBody):
     keys: list[ReaderKeyIn] = Field(default_factory=list, max_length=10)
     # A JWKS document ({"keys": [...]}, each JWK with its kid and alg) added to ``keys``.
     jwks: dict[str, Any] | None = None
+    open_id_connect: OpenIdConnectIn | None = None
 
 
 class ReaderKeyOut(ResponseModel):
@@ -83,7 +101,17 @@ class ReaderKeyOut(ResponseModel):
     secret: str | None = None
 
 
+class OpenIdConnectOut(ResponseModel):
+    issuer: str
+    client_id: str
+    client_secret_set: bool  # the secret itself is never shown
+    audiences_claim: str | None
+    scopes: str
+    display_name: str | None
+
+
 class ReadersOut(ResponseModel):
     issuer: str | None
     max_lifetime_seconds: int
     keys: list[ReaderKeyOut]
+    open_id_connect: OpenIdConnectOut | None = None

@@ -80,6 +80,13 @@ REQUEST_EXAMPLES: dict[tuple[str, str], Any] = {
         "issuer": "https://app.example.com",
         "maxLifetimeSeconds": 3600,
         "keys": [{"kid": "app-2026", "alg": "HS256"}],
+        "openIdConnect": {
+            "issuer": "https://login.example.com",
+            "clientId": "faq-help-center",
+            "clientSecret": "s3cr3t-from-the-provider",
+            "audiencesClaim": "groups",
+            "displayName": "Example SSO",
+        },
     },
     ("post", "/api/v1/{org}/audiences"): {
         "name": "Partners",

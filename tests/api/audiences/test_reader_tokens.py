@@ -98,7 +98,12 @@ async def test_the_setting_shows_no_secret_and_a_put_keeps_a_named_hs256_key(
     org: OrgClient, engine: AsyncEngine
 ) -> None:
     r = await org.get("/settings/readers")
-    assert (await r.get_json())["data"] == {"issuer": None, "maxLifetimeSeconds": 3600, "keys": []}
+    assert (await r.get_json())["data"] == {
+        "issuer": None,
+        "maxLifetimeSeconds": 3600,
+        "keys": [],
+        "openIdConnect": None,
+    }
     secret = await configured(org)
     shown = (await (await org.get("/settings/readers")).get_json())["data"]
     assert shown["issuer"] == ISSUER and shown["maxLifetimeSeconds"] == 3600
