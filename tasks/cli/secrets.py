@@ -43,5 +43,5 @@ def cmd_rotate_secret_key() -> int:
     total = run_with_engine(work)
     print(f"done: {total} webhook secrets now under the newest key")
     readers = run_with_engine(reencrypt_reader_secrets)
-    print(f"done: {readers} reader token secrets now under the newest key")
+    print(f"done: {readers} reader secrets (token keys and OpenID Connect clients) now under the newest key")
     return 0
