@@ -98,7 +98,7 @@ def test_no_template_holds_text_outside_a_label() -> None:
 async def _site(org: OrgClient) -> dict[str, Any]:
     await set_locales(org, ["en", *[t for t in REQUIRED if t != "en"]])
     await enable(org, title="Acme Help")
-    parent = await category(org, "Account")
+    parent = await category(org, "My account")
     child = await category(org, "Passwords", parent=parent["id"])
     q = await question(org, "Reset password", "Use the *link*.", categoryId=child["id"])
     gone = await question(org, "Old question", "Gone.", categoryId=child["id"])
