@@ -30,7 +30,7 @@ import hashlib
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, unquote, urlencode, urlsplit
 
 import jwt
 import structlog
@@ -62,6 +62,7 @@ MAX_RETURN_TO = 2000
 SPENT_PREFIX = "hc:spent-token:"  # + sha256 of a JWT that signed in (until it expires)
 PRIVATE = "private, no-cache"
 SIGNING_SLOT = "hc_signing"
+DEFAULT_PORTS = {"http": 80, "https": 443}
 _UNSET = object()
 
 
@@ -79,6 +80,44 @@ def is_https() -> bool:
         return True
     forwarded = request.headers.get("X-Forwarded-Proto", "")
     return peer_is_trusted_proxy() and forwarded.split(",")[0].strip() == "https"
+
+
+def _origin(scheme: str, host: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) with the scheme's default port filled in, lowercased; None when
+    it is not a web origin."""
+    scheme = scheme.lower()
+    default = DEFAULT_PORTS.get(scheme)
+    try:
+        parts = urlsplit(f"{scheme}://{host}")
+        port = parts.port or default
+    except ValueError:
+        return None
+    if default is None or not parts.hostname or port is None:
+        return None
+    return scheme, parts.hostname, port
+
+
+def from_another_site() -> bool:
+    """A form POST that a browser says comes from another site: ``Sec-Fetch-Site:
+    cross-site``, or an ``Origin`` that is not this request's own (``null`` included). A
+    browser that sends neither is let through (the token still holds it). An https ``Origin``
+    for an http request of the same host and port is ours: TLS ended at a proxy in front."""
+    if request.headers.get("Sec-Fetch-Site", "").strip().lower() == "cross-site":
+        return True
+    sent = request.headers.get("Origin")
+    if sent is None:
+        return False
+    scheme, sep, host = sent.strip().partition("://")
+    theirs = _origin(scheme, host) if sep and not set("/@?#") & set(host) else None
+    ours = _origin(request.scheme, request.host)
+    if theirs is None or ours is None:
+        return True
+    if theirs == ours:
+        return False
+    behind_tls_proxy = (theirs[0], ours[0]) == ("https", "http")
+    default_ports = (theirs[2], ours[2]) == (443, 80)
+    same_place = theirs[1] == ours[1] and (theirs[2] == ours[2] or default_ports)
+    return not (behind_tls_proxy and same_place)
 
 
 class SignInRequired(Exception):
@@ -202,6 +241,9 @@ def safe_return_to(org: OrgRecord, value: str | None) -> str:
     path = urlsplit(value).path
     if path.startswith("//") or not (path == prefix or path.startswith(prefix + "/")):
         return home
+    segments = unquote(path).split("/")
+    if ".." in segments or "." in segments:  # a browser would resolve it elsewhere
+        return home
     if path.startswith(f"{prefix}/access"):  # never back into a sign-in
         return home
     return value
@@ -239,13 +281,33 @@ def _clear_cookie(org: OrgRecord) -> str:
 
 
 def _page_locale(org: OrgRecord, return_to: str) -> str:
-    """The sign-in page's language: that of the page the reader came from, else the best of
-    the browser's, else the org's default."""
-    parts = urlsplit(return_to).path.split("/")
-    if len(parts) > 3 and parts[3] in org.locales:
-        return parts[3]
+    """The sign-in page's language: that of the page the reader came from (the ``return_to``
+    asked for, else the one given unless it is just the home), else the best of the
+    browser's, else the org's default."""
+    home = f"/hc/{org.slug}/{org.default_locale}"
+    for came_from in (request.args.get("return_to"), return_to if return_to != home else None):
+        parts = urlsplit(came_from or "").path.split("/")
+        if len(parts) > 3 and parts[3] in org.locales:
+            return parts[3]
     best = request.accept_languages.best_match(org.locales)
     return best if isinstance(best, str) else org.default_locale
+
+
+# What went wrong, as the sign-in page's problem box says it (English msgids of ``LABELS``).
+PROBLEMS = {
+    "link": (
+        "This sign-in link is not valid",
+        "It may have expired or been used already. Please sign in again.",
+    ),
+    "refused": ("Signing in did not work", "Please try signing in again."),
+    "unavailable": ("The sign-in service did not answer", "Please try again in a moment."),
+}
+
+
+def _problem_kind(status: int) -> str:
+    if status >= 500:
+        return "unavailable"
+    return "link" if request.path.endswith("/access/jwt") else "refused"
 
 
 def sign_in_options(org: OrgRecord, return_to: str) -> dict[str, Any]:
@@ -254,7 +316,8 @@ def sign_in_options(org: OrgRecord, return_to: str) -> dict[str, Any]:
     own = shown["signInUrl"]
     options: dict[str, Any] = {"own": None, "oidc": None}
     if own and (org.readers or {}).get("keys"):
-        absolute = f"{request.scheme}://{request.host}{return_to}"
+        scheme = "https" if is_https() else request.scheme
+        absolute = f"{scheme}://{request.host}{return_to}"
         joiner = "&" if "?" in own else "?"
         options["own"] = f"{own}{joiner}{urlencode({'return_to': absolute})}"
     oidc = (org.readers or {}).get("openIdConnect")
@@ -271,6 +334,7 @@ async def sign_in_page(
     org: OrgRecord, return_to: str, *, status: int = 200, problem: str | None = None
 ) -> Response:
     locale = _page_locale(org, return_to)
+    title, message = PROBLEMS[_problem_kind(status)]
     context = page_context(org, locale, "")
     context["page"] = {**context["page"], "alternates": [], "canonical": None}
     context["account_slot"] = None
@@ -281,7 +345,10 @@ async def sign_in_page(
         reader=page_reader(org),
         private=is_private(org),
         problem=problem,
+        problem_title=title,
+        problem_message=message,
         sign_out=sign_out_url(org),
+        here=return_to,
     )
     response = Response(body, status=status, content_type=HTML)
     response.headers["Cache-Control"] = "no-store"
@@ -326,11 +393,19 @@ async def sign_in_with_jwt(org_slug: str) -> Response:
 
 @access.post("/<org_slug>/access/sign-out")
 async def sign_out(org_slug: str) -> Response:
+    """Clear the session; back to the home in the language of the page the reader was on (its
+    ``return_to`` field), or for a private help center to its sign-in page."""
     org = await enabled_org(org_slug)
-    origin = request.headers.get("Origin")
-    if origin is not None and origin != f"{request.scheme}://{request.host}":
+    if from_another_site():
         raise PageNotFound()  # another site's form: nothing happens
-    target = sign_in_url(org) if is_private(org) else f"/hc/{org.slug}/{org.default_locale}"
+    raw = (await request.form).get("return_to")
+    came_from = safe_return_to(org, raw) if raw else None
+    if is_private(org):
+        target = sign_in_url(org, came_from)
+    else:
+        parts = (came_from or "").split("?")[0].split("/")
+        locale = parts[3] if len(parts) > 3 and parts[3] in org.locales else org.default_locale
+        target = f"/hc/{org.slug}/{locale}"
     response = Response(status=303, headers={"Location": target, "Cache-Control": "no-store"})
     response.headers.add("Set-Cookie", _clear_cookie(org))
     return response

@@ -27,7 +27,7 @@ import asyncio
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import structlog
 from quart import Blueprint, Quart, Response, current_app, g, request
@@ -35,6 +35,7 @@ from redis.exceptions import RedisError
 
 from api.analytics import recording
 from api.helpcenter.access import (
+    from_another_site,
     is_https,
     is_private,
     page_audiences,
@@ -74,7 +75,6 @@ FLUSH_SECONDS = 1.0
 MAX_PENDING_VIEWS = 50_000  # per process between two flushes: past it a view is dropped
 VOTES_PER_MINUTE = 30  # per client address
 PRIVATE = "private, no-store"  # a response with a per-visitor token or cookie
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 BUFFER = "hc_views"
 # The (title, message) of each refusal's page: English msgids of ``LABELS``.
 FROM_ANOTHER_SITE = (LABELS["otherSiteTitle"], LABELS["otherSiteMessage"])
@@ -273,44 +273,6 @@ async def _page(
 
 async def _not_found() -> Response:
     return await _page(404, NO_SUCH_QUESTION)
-
-
-def _origin(scheme: str, host: str) -> tuple[str, str, int] | None:
-    """(scheme, host, port) with the scheme's default port filled in, lowercased; None when
-    it is not a web origin."""
-    scheme = scheme.lower()
-    default = _DEFAULT_PORTS.get(scheme)
-    try:
-        parts = urlsplit(f"{scheme}://{host}")
-        port = parts.port or default
-    except ValueError:
-        return None
-    if default is None or not parts.hostname or port is None:
-        return None
-    return scheme, parts.hostname, port
-
-
-def from_another_site() -> bool:
-    """A form POST that a browser says comes from another site: ``Sec-Fetch-Site:
-    cross-site``, or an ``Origin`` that is not this request's own (``null`` included). A
-    browser that sends neither is let through (the token still holds it). An https ``Origin``
-    for an http request of the same host and port is ours: TLS ended at a proxy in front."""
-    if request.headers.get("Sec-Fetch-Site", "").strip().lower() == "cross-site":
-        return True
-    sent = request.headers.get("Origin")
-    if sent is None:
-        return False
-    scheme, sep, host = sent.strip().partition("://")
-    theirs = _origin(scheme, host) if sep and not set("/@?#") & set(host) else None
-    ours = _origin(request.scheme, request.host)
-    if theirs is None or ours is None:
-        return True
-    if theirs == ours:
-        return False
-    behind_tls_proxy = (theirs[0], ours[0]) == ("https", "http")
-    default_ports = (theirs[2], ours[2]) == (443, 80)
-    same_place = theirs[1] == ours[1] and (theirs[2] == ours[2] or default_ports)
-    return not (behind_tls_proxy and same_place)
 
 
 async def _rate_limited(address: str) -> bool:

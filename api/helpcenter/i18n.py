@@ -113,6 +113,9 @@ LABELS: dict[str, str] = {
     "signInInvalidTitle": "This sign-in link is not valid",
     "signInInvalidMessage": "It may have expired or been used already. Please sign in again.",
     "signInNotSetUp": "Signing in is not set up for this help center yet.",
+    "signInFailedTitle": "Signing in did not work",
+    "signInFailedMessage": "Please try signing in again.",
+    "signInUnavailableTitle": "The sign-in service did not answer",
 }
 KEY_OF = {text: key for key, text in LABELS.items()}
 MAX_OVERRIDE = 200  # characters of one overridden label

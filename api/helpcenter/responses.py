@@ -159,6 +159,7 @@ async def account_fragment(org: OrgRecord) -> str:
         reader=reader,
         sign_in=access.sign_in_url(org, here),
         sign_out=access.sign_out_url(org),
+        here=here,
         _=pages.labels(org, locale),
     )
 

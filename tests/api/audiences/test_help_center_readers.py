@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.api.audiences.test_leak_surfaces import SEES, TITLES, WORD, Site, assert_only, build
 from tests.api.audiences.test_reader_tokens import claims
+from tests.api.helpcenter.helpers import set_locales
 from tests.api.helpcenter.test_feedback import form_token, page_url, vote, votes
 from tests.conftest import OrgFactory
 from tests.fixtures.directory import settled
@@ -195,6 +196,8 @@ async def test_the_session_cookie_is_httponly_lax_and_scoped_to_the_org(
         "/hc/{slug}/access/jwt?token=x",
         "/hc/{slug}\\..\\x",
         "javascript:alert(1)",
+        "/hc/{slug}/../another-org/en",
+        "/hc/{slug}/%2e%2e/another-org/en",
     ],
 )
 async def test_sign_in_never_sends_the_reader_off_the_help_center(
@@ -382,3 +385,29 @@ async def test_the_documented_node_token_and_sign_in_link_sign_a_reader_in(
     assert r.status_code == 303 and r.headers["Location"] == page
     status, body = await visitor.page(page.removeprefix(f"/hc/{site.org.slug}"))
     assert status == 200 and site.made["alpha"]["title"] in body
+
+
+async def test_signing_out_returns_to_the_help_center_in_the_readers_language(
+    org_factory: OrgFactory, engine: AsyncEngine
+) -> None:
+    site = await build(org_factory, engine)
+    org = site.org
+    await set_locales(org, ["en", "fr"])
+    await settled(org.client.app, engine)
+    visitor = await signed_in(site, "a")
+    page = f"/hc/{org.slug}/fr/questions/{site.made['alpha']['slug']}"
+    status, body = await visitor.page(page.removeprefix(f"/hc/{org.slug}"))
+    assert status == 200 and f'name="return_to" value="{page}"' in body
+    headers = {"Cookie": f"{COOKIE}={visitor.cookie}"}
+    r = await visitor.client.post(
+        f"/hc/{org.slug}/access/sign-out", form={"return_to": page}, headers=headers
+    )
+    assert r.status_code == 303 and r.headers["Location"] == f"/hc/{org.slug}/fr"
+    # The sign-in page speaks the language of the page asked for, else the browser's.
+    visitor.cookie = None
+    status, body = await visitor.page(f"/access?{urlencode({'return_to': page})}")
+    assert status == 200 and '<html lang="fr"' in body
+    r = await visitor.get("/access", **{"Accept-Language": "fr-CA,fr;q=0.9,en;q=0.5"})
+    assert '<html lang="fr"' in (await r.get_data()).decode()
+    r = await visitor.get("/access", **{"Accept-Language": "de"})
+    assert '<html lang="en"' in (await r.get_data()).decode()
