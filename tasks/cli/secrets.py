@@ -43,5 +43,6 @@ def cmd_rotate_secret_key() -> int:
     total = run_with_engine(work)
     print(f"done: {total} webhook secrets now under the newest key")
     readers = run_with_engine(reencrypt_reader_secrets)
-    print(f"done: {readers} reader secrets (token keys and OpenID Connect clients) now under the newest key")
+    kinds = "token keys and OpenID Connect clients"
+    print(f"done: {readers} reader secrets ({kinds}) now under the newest key")
     return 0
