@@ -352,6 +352,13 @@ async def finish_request_transaction(response: Response) -> Response:
         response.headers.setdefault(name, value)
     if g.get("vary_language"):
         response.vary.add("Accept-Language")
+    principal = g.get("org")
+    if isinstance(principal, Principal) and principal.public:
+        # Issue 39: what a publishable key reads depends on its reader token; a reader's
+        # answer is for that reader's browser only.
+        response.vary.add(READER_TOKEN_HEADER)
+        if principal.reader is not None:
+            response.headers["Cache-Control"] = "private, no-cache"
     return response
 
 

@@ -251,3 +251,20 @@ async def test_a_deleted_restricted_question_is_a_404_not_a_410(
     assert (await hc(org, f"/en/questions/{opened['slug']}"))[0] == 410
     status, body = await hc(org, f"/en/questions/{alpha['slug']}")
     assert status == 404 and alpha["title"] not in body
+
+
+async def test_a_readers_api_answer_is_private_and_varies_on_the_token(
+    org_factory: OrgFactory, engine: AsyncEngine
+) -> None:
+    site = await build(org_factory, engine)
+    alpha = site.made["alpha"]
+    for path in ("/questions", f"/questions/{alpha['id']}", f"/answers?q={WORD}"):
+        r = await site.api("a", path)
+        assert r.status_code == 200, path
+        assert r.headers["Cache-Control"] == "private, no-cache", path
+        assert "X-Reader-Token" in r.headers["Vary"], path
+        r = await site.api("anonymous", path)
+        assert "private" not in r.headers.get("Cache-Control", ""), path
+        assert "X-Reader-Token" in r.headers.get("Vary", ""), path  # another token, another body
+    r = await site.org.get("/questions")  # a secret key: no reader, nothing varies on it
+    assert "X-Reader-Token" not in r.headers.get("Vary", "")
