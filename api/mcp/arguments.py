@@ -98,6 +98,14 @@ class CreateDraft(Arguments):
         max_length=MAX_REF,
         description="Category slug or id (from list_categories); default: the default category.",
     )
+    audiences: list[str] | None = Field(
+        default=None,
+        max_length=20,
+        description=(
+            "Audience slugs the entry is for (empty: everyone); for idOrSlug, new audiences "
+            "(else they stay). Reviewed with the rest of the draft."
+        ),
+    )
 
 
 def schema(model: type[Arguments]) -> dict[str, Any]:

@@ -45,6 +45,7 @@ async def revise(
     title: str | None,
     answer: str,
     category: str | None,
+    audiences: list[str] | None = None,
 ) -> dict[str, Any]:
     """The draft of question ``ref`` as ``GET …/draft`` returns it. The caller commits."""
     question = await load(session, ref, lock=True)
@@ -58,11 +59,18 @@ async def revise(
         changes["title"] = title
     if category is not None:
         changes["categoryId"] = await _category_id(session, org, category)
+    if audiences is not None:
+        changes["audiences"] = audiences  # checked by the draft's own rules (save_draft)
     return await save_draft(session, org, question.id, changes)
 
 
 async def create_draft(
-    session: AsyncSession, org: Principal, title: str, answer: str, category: str | None
+    session: AsyncSession,
+    org: Principal,
+    title: str,
+    answer: str,
+    category: str | None,
+    audiences: list[str] | None = None,
 ) -> dict[str, Any]:
     """The new draft question as GET returns it. The caller commits."""
     body = QuestionCreate.model_validate(
@@ -71,6 +79,7 @@ async def create_draft(
             "answer": answer,
             "categoryId": await _category_id(session, org, category),
             "status": "draft",
+            "audiences": audiences or [],
         }
     )
     created = await create_question(session, org, body)

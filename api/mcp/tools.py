@@ -187,6 +187,7 @@ async def _draft(session: Any, caller: Caller, parsed: args.CreateDraft) -> type
                 parsed.title,
                 parsed.answer,
                 parsed.category,
+                parsed.audiences,
             )
         except QuestionNotFound:
             raise ToolProblem(f"idOrSlug: no question {parsed.id_or_slug!r} in this FAQ.") from None
@@ -199,7 +200,7 @@ async def _draft(session: Any, caller: Caller, parsed: args.CreateDraft) -> type
     if parsed.title is None:
         raise ToolProblem("title: required for a new question (or give idOrSlug to revise one).")
     created = await create_draft(
-        session, caller.principal, parsed.title, parsed.answer, parsed.category
+        session, caller.principal, parsed.title, parsed.answer, parsed.category, parsed.audiences
     )
     await commit(session)
     return result(

@@ -10,9 +10,12 @@ import httpx2
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from billing.plans import Plan
+from tests.api.audiences.test_audiences import make
 from tests.api.helpcenter.helpers import category, enable, question
 from tests.api.keys.helpers import make_public_key
 from tests.api.mcp.conftest import ACCEPT, INITIALIZE, connect, mcp_url
+from tests.conftest import OrgFactory
 from tests.fixtures.bounded import ApiProcess
 from tests.fixtures.orgs import OrgClient
 
@@ -231,3 +234,29 @@ async def test_the_locale_argument_is_negotiated_and_refused_as_the_api_does(
                     f"{refusal['code']}: {refusal['message']} (locale: not an enabled locale)"
                 )
                 assert "en, fr" in text
+
+
+async def test_create_draft_carries_audiences_checked_as_the_api_checks_them(
+    served: ApiProcess, org_factory: OrgFactory
+) -> None:
+    """Issue 39: an assistant's draft may be for some readers only; an unknown audience is
+    refused naming it, as the API refuses it."""
+    org = await org_factory(Plan.PRO)
+    await make(org, name="Partners")
+    made = await faq(org)
+    slug = made["published"]["slug"]
+    async with connect(mcp_url(served, org.slug), org.keys["write"]) as client:
+        new = {"title": "Partner rebates?", "answer": "See the portal.", "audiences": ["partners"]}
+        created = await client.call_tool("create_draft", new)
+        assert not created.is_error, created.content
+        assert created.structured_content["question"]["audiences"] == ["partners"]
+        wrong = await client.call_tool("create_draft", {**new, "audiences": ["nobody"]})
+        assert wrong.is_error and "audiences[0]" in wrong.content[0].text
+        revised = {"idOrSlug": slug, "answer": "Partners only now.", "audiences": ["partners"]}
+        saved = await client.call_tool("create_draft", revised)
+        assert not saved.is_error, saved.content
+    draft = await org.get(f"/questions/{slug}/draft", scope="read")
+    body = (await draft.get_json())["data"]
+    assert body["audiences"] == ["partners"] and "audiences" in body["changedFields"]
+    live = await org.get(f"/questions/{slug}", scope="read")
+    assert (await live.get_json())["data"]["audiences"] == []  # until the draft is published
