@@ -5,6 +5,7 @@ would keep it (no network). The whole flow against a real provider is test_oidc_
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import jwt
@@ -123,27 +124,39 @@ async def test_a_good_id_token_of_each_algorithm_verifies() -> None:
 
 
 @pytest.mark.parametrize(
-    ("token", "reason"),
+    ("make", "reason"),
     [
-        (id_token(exp=int(time.time()) - 3600), "expired"),
-        (id_token(iat=int(time.time()) + 3600), "in the future"),
-        (id_token(aud="another-app"), "another application (aud)"),
-        (id_token(aud=[CLIENT, "another"], azp="another"), "another application (azp)"),
-        (id_token(iss="https://evil.example.com"), "another issuer"),
-        (id_token(nonce="replayed"), "(nonce)"),
-        (id_token(nonce=None), "(nonce)"),
-        (id_token(iat=None), "'iat'"),
-        (id_token(OTHER_RSA_KEY), "does not verify"),
-        (id_token(kid="unknown"), "does not list"),
-        (id_token(EC_KEY, "ES256", "r1"), "does not list"),  # an RSA kid for an EC signature
-        (jwt.encode({"sub": "x"}, "secret-of-32-bytes-at-the-least!!", algorithm="HS256"), "HS256"),
-        ("eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.", "'none'"),
-        ("not a token", "not a JWT"),
+        (lambda: id_token(exp=int(time.time()) - 3600), "expired"),
+        (lambda: id_token(iat=int(time.time()) + 3600), "in the future"),
+        (lambda: id_token(aud="another-app"), "another application (aud)"),
+        (lambda: id_token(aud=[CLIENT, "another"], azp="another"), "another application (azp)"),
+        (lambda: id_token(iss="https://evil.example.com"), "another issuer"),
+        (lambda: id_token(nonce="replayed"), "(nonce)"),
+        (lambda: id_token(nonce=None), "(nonce)"),
+        (lambda: id_token(iat=None), "'iat'"),
+        (lambda: id_token(OTHER_RSA_KEY), "does not verify"),
+        (lambda: id_token(kid="unknown"), "does not list"),
+        (
+            lambda: id_token(EC_KEY, "ES256", "r1"),
+            "does not list",
+        ),  # an RSA kid for an EC signature
+        (
+            lambda: jwt.encode(
+                {"sub": "x"}, "secret-of-32-bytes-at-the-least!!", algorithm="HS256"
+            ),
+            "HS256",
+        ),
+        (lambda: "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.", "'none'"),
+        (lambda: "not a token", "not a JWT"),
     ],
 )
-async def test_each_bad_id_token_is_refused_with_its_reason(token: str, reason: str) -> None:
+async def test_each_bad_id_token_is_refused_with_its_reason(
+    make: Callable[[], str], reason: str
+) -> None:
+    """Each token is made when its test runs: its times are relative to now, not to when the
+    suite was collected (a long run would otherwise find every one expired)."""
     with pytest.raises(SignInProblem) as refused:
-        await verified(token)
+        await verified(make())
     assert refused.value.status == 401
     assert reason in refused.value.message
 
