@@ -78,7 +78,8 @@ def _key_of(config: Mapping[str, Any], header: Mapping[str, Any]) -> tuple[str, 
     return alg, _public_key(alg, json.dumps(key["jwk"], sort_keys=True))
 
 
-def _claims_reader(claims: Mapping[str, Any]) -> Reader:
+def claims_reader(claims: Mapping[str, Any]) -> Reader:
+    """The reader verified claims name, else 401."""
     sub = claims.get("sub")
     if not isinstance(sub, str) or not 0 < len(sub) <= 255:
         raise _refuse("sub must be a string of 1 to 255 characters")
@@ -100,6 +101,14 @@ def verify_reader_token(
     token: str, org_id: str, org_slug: str, config: Mapping[str, Any]
 ) -> Reader:
     """The reader ``token`` signs in, for the org (``config``: its stored ``readers``), or
+    401 ``invalid_reader_token``."""
+    return claims_reader(verified_claims(token, org_id, org_slug, config))
+
+
+def verified_claims(
+    token: str, org_id: str, org_slug: str, config: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The claims of ``token`` once every check above but the reader's own passed, else
     401 ``invalid_reader_token``."""
     if not config.get("keys"):
         raise _refuse("this organization accepts no reader tokens (PUT /settings/readers)")
@@ -140,4 +149,4 @@ def verify_reader_token(
     limit = int(config.get("maxLifetimeSeconds", 0))
     if not isinstance(lifetime, int | float) or lifetime > limit + LEEWAY_SECONDS:
         raise _refuse(f"it lives longer than the {limit} seconds this organization allows")
-    return _claims_reader(claims)
+    return claims

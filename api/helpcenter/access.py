@@ -32,13 +32,12 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, unquote, urlencode, urlsplit
 
-import jwt
 import structlog
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from quart import Blueprint, Response, current_app, g, render_template, request
 from redis.exceptions import RedisError
 
-from api.audiences.tokens import MAX_TOKEN_BYTES, verify_reader_token
+from api.audiences.tokens import MAX_TOKEN_BYTES, claims_reader, verified_claims
 from api.audiences.visibility import Audiences
 from api.errors import InvalidReaderToken, ServiceUnavailable
 from api.helpcenter.pages import HTML, page_context
@@ -280,15 +279,21 @@ def _clear_cookie(org: OrgRecord) -> str:
     return f"{READER_COOKIE}=; Max-Age=0; Path={path}; HttpOnly; SameSite=Lax{secure}"
 
 
+def path_locale(org: OrgRecord, url: str | None) -> str | None:
+    """The enabled locale a help-center URL names (``/hc/{org}/{locale}/…``), else None."""
+    parts = urlsplit(url or "").path.split("/")
+    return parts[3] if len(parts) > 3 and parts[3] in org.locales else None
+
+
 def _page_locale(org: OrgRecord, return_to: str) -> str:
     """The sign-in page's language: that of the page the reader came from (the ``return_to``
     asked for, else the one given unless it is just the home), else the best of the
     browser's, else the org's default."""
     home = f"/hc/{org.slug}/{org.default_locale}"
     for came_from in (request.args.get("return_to"), return_to if return_to != home else None):
-        parts = urlsplit(came_from or "").path.split("/")
-        if len(parts) > 3 and parts[3] in org.locales:
-            return parts[3]
+        locale = path_locale(org, came_from)
+        if locale is not None:
+            return locale
     best = request.accept_languages.best_match(org.locales)
     return best if isinstance(best, str) else org.default_locale
 
@@ -379,13 +384,12 @@ async def sign_in_with_jwt(org_slug: str) -> Response:
     return_to = safe_return_to(org, request.args.get("return_to"))
     token = request.args.get("token", "")
     try:
-        reader = verify_reader_token(token, org.id, org.slug, org.readers or {})
+        claims = verified_claims(token, org.id, org.slug, org.readers or {})
+        reader = claims_reader(claims)
     except InvalidReaderToken as error:
         log.info("hc_sign_in_refused", org_id=org.id, reason=error.message)
         return await sign_in_page(org, return_to, status=401, problem=error.message)
-    # The claims were verified above: only the expiry is read again.
-    expires = float(jwt.decode(token, options={"verify_signature": False})["exp"])
-    if not await _spend(token, expires):
+    if not await _spend(token, float(claims["exp"])):
         problem = "The reader token is not valid: it has been used to sign in already."
         return await sign_in_page(org, return_to, status=401, problem=problem)
     return start_session(org, reader, return_to)
@@ -403,9 +407,7 @@ async def sign_out(org_slug: str) -> Response:
     if is_private(org):
         target = sign_in_url(org, came_from)
     else:
-        parts = (came_from or "").split("?")[0].split("/")
-        locale = parts[3] if len(parts) > 3 and parts[3] in org.locales else org.default_locale
-        target = f"/hc/{org.slug}/{locale}"
+        target = f"/hc/{org.slug}/{path_locale(org, came_from) or org.default_locale}"
     response = Response(status=303, headers={"Location": target, "Cache-Control": "no-store"})
     response.headers.add("Set-Cookie", _clear_cookie(org))
     return response
