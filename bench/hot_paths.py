@@ -6,6 +6,8 @@ PostgreSQL, Redis: process trees read from /proc, ``bench/cpu.py``) next to each
 - list / single read / single read over 1,000 slugs, cache on; list / single read, cache off;
 - ``POST questions`` in an org without webhooks, and in the main org with 3 webhooks to a local
   TLS keep-alive receiver while one ``faq worker`` delivers meanwhile;
+- the write floor (``bench/write_floor.py``: Quart + SQLAlchemy + PostgreSQL and nothing else,
+  writing the same body with 1 and with 5 statements), info rows beside the create;
 - 90% GET over 1,000 slugs / 10% POST (main org, its 3 webhooks live);
 - the cached list and single read with the API as two ``faq serve`` processes sharing the port
   (info rows: ``faq serve`` has no workers option; each process binds its own SO_REUSEPORT
@@ -45,6 +47,29 @@ SLUGS = 1000
 WEBHOOKS = 3
 
 
+def _profile(pids: list[int], seconds: float) -> subprocess.Popen[bytes] | None:
+    """With ``HOT_PATHS_PROFILE=folder``, py-spy records the API's first process during the
+    service's run (raw collapsed stacks, one file per row, ``bench.delivery_rate.top_frames``
+    reads them)."""
+    import os
+
+    folder = os.environ.get("HOT_PATHS_PROFILE")
+    if not folder:
+        return None
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    spy = str(Path(sys.executable).parent / "py-spy")
+    return subprocess.Popen(
+        [
+            *(spy, "record", "--pid", str(pids[0]), "--rate", "200", "--format", "raw"),
+            *("--duration", str(max(int(seconds), 1)), "--nonblocking"),
+            *("-o", str(out / f"api-{int(time.time())}.stacks")),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 class HotPaths:
     def __init__(self, bench: Any) -> None:
         self.bench = bench
@@ -82,8 +107,11 @@ class HotPaths:
         ref = load.run_wrk(ref_base, ref_script, seconds=b.seconds)
         self.warm_requests = load.run_wrk(base, svc_script, seconds=b.warmup).requests
         meter = self.meter(api)
+        spy = _profile(api, b.seconds)
         before = meter.sample()
         svc = load.run_wrk(base, svc_script, seconds=b.seconds)
+        if spy is not None:
+            spy.wait(timeout=60)
         cpu = per_thousand(before, meter.sample(), svc.requests)
         if ref.errors or svc.errors:
             raise RuntimeError(f"errors under load: reference {ref.errors}, service {svc.errors}")
@@ -338,7 +366,8 @@ class HotPaths:
         )  # fmt: skip
 
     def create_without_webhooks(self) -> None:
-        """Only the create row of an org without webhooks (``--only create``)."""
+        """The create row of an org without webhooks (``--only create``), then the write
+        floor's rows beside it (``write_floor``)."""
         b = self.bench
         (org,) = seed.create_orgs(
             [NO_HOOKS_ORG],
@@ -353,6 +382,29 @@ class HotPaths:
             "hot: create, no webhooks", "POST questions, 1 worker up", 0.25,
             self.ref_post(), b.base, [b.service.proc.pid], script,
         )  # fmt: skip
+        self.write_floor()
+
+    def write_floor(self) -> None:
+        """Info rows: ``bench.write_floor`` (Quart + SQLAlchemy + PostgreSQL, nothing else)
+        writing the same body with 1 and with 5 statements, against the same bare route."""
+        assert self.world.pg is not None
+        port = free_port()
+        dsn = f"postgresql+asyncpg://postgres@127.0.0.1:{self.world.pg.port}/postgres"
+        proc = self.world.spawn(
+            [str(BIN / "python"), "-m", "bench.write_floor", str(port), dsn],
+            f"write-floor-{port}.log",
+        )
+        floor = Server(port, proc)
+        floor.wait_ready("/healthz")
+        headers = {"Content-Type": "application/json"}
+        for statements in (1, 5):
+            script = load.unique_post_script(f"/floor/{statements}", headers, self.template("c"))
+            self.measure(
+                f"hot: write floor, {statements} statement{'s' * (statements > 1)}",
+                "bench.write_floor: Quart + SQLAlchemy + PostgreSQL only", None,
+                self.ref_post(), floor.base, [proc.pid], script,
+            )  # fmt: skip
+        stop_process(proc)
 
     def patch_under_review(self) -> None:
         """Issue 40's cost of a write: ``PATCH`` with ``If-Match: *`` (locked, read and
@@ -387,19 +439,7 @@ class HotPaths:
     def writes(self) -> None:
         b = self.bench
         api = [b.service.proc.pid]
-        (org,) = seed.create_orgs(
-            [NO_HOOKS_ORG],
-            out_dir=self.world.tmp / "orgs",
-            processes=1,
-            questions_each=self.question_count(),
-        )
-        cats = ok(b.base, "GET", f"/api/v1/{NO_HOOKS_ORG}/categories", org["key"])
-        script = self.post(NO_HOOKS_ORG, org["key"], cats["data"][0]["id"])
-        self.start_deliveries()
-        self.measure(
-            "hot: create, no webhooks", "POST questions, 1 worker up", 0.25,
-            self.ref_post(), b.base, api, script,
-        )  # fmt: skip
+        self.create_without_webhooks()
 
         name = "hot: create, 3 webhooks"
         how = "POST questions, 1 worker delivering to a TLS keep-alive receiver"
