@@ -3,6 +3,7 @@ language is first class"): an Arabic set parallel to an English one (XQuAD-R), a
 of questions whose FAQ is English (Tatoeba), both cited in ``bench/answers/README.md``.
 
     .venv/bin/python -m bench.answers_languages [--split dev|test] [--offline]
+        [--sets xquad,tatoeba,heldout]
 
 Each scenario loads an org through the HTTP API in a world of its own (embedded PostgreSQL and
 Redis), asks ``/answers`` with the reader's ``locale``, and measures beside it BM25 over the
@@ -21,6 +22,10 @@ leg (``api.answers.cross_lingual``), which the two cross-lingual scenarios take 
   asked with ``locale=fr``, no translation loaded (cross-lingual).
 - ``tatoeba en+fr``: the same org with every French translation published; the French
   questions asked with one typo in every word of 5+ letters (as written they are the titles).
+- ``heldout en`` / ``fr`` / ``ar``, and ``heldout en, fr reader`` / ``ar reader``: the blind
+  held-out support set (a help center and its customers' questions in support's words, in
+  three parallel languages), each language's own org, then the English org for French and
+  Arabic readers (cross-lingual); beside the others, WordLlama's title cosine for English.
 
 Typo variants: ``with_typos`` of ``bench.answers_quality`` generalised to any script (an edit
 never at a word's first letter, with a letter of the word's own script).
@@ -46,6 +51,7 @@ from typing import Any
 from bench.answers.language_sets import (
     Entry,
     Question,
+    load_heldout,
     load_tatoeba,
     load_xquad,
 )
@@ -240,7 +246,7 @@ def calibrate(scorer: Callable[[list[str]], list[Ranked]], unanswerable: list[st
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    kind: str  # "xquad" | "tatoeba"
+    kind: str  # "xquad" | "tatoeba" | "heldout"
     content: str  # the org's language
     translations: str | None  # a language every entry is translated to, or None
     reader: str  # the reader's locale and the questions' language
@@ -254,7 +260,22 @@ SCENARIOS = [
     Scenario("xquad en, ar reader (cross-lingual)", "xquad", "en", None, "ar"),
     Scenario("tatoeba en, fr reader (cross-lingual)", "tatoeba", "en", None, "fr"),
     Scenario("tatoeba en+fr, fr reader (typos)", "tatoeba", "en", "fr", "fr", True),
+    # The blind held-out support set: written after the ranking, the lexicon and the
+    # thresholds were fixed, by an author who saw none of them, and never tuned on.
+    Scenario("heldout en", "heldout", "en", None, "en"),
+    Scenario("heldout fr", "heldout", "fr", None, "fr"),
+    Scenario("heldout ar", "heldout", "ar", None, "ar"),
+    Scenario("heldout en, fr reader (cross-lingual)", "heldout", "en", None, "fr"),
+    Scenario("heldout en, ar reader (cross-lingual)", "heldout", "en", None, "ar"),
 ]
+LOADERS = {"xquad": load_xquad, "tatoeba": load_tatoeba, "heldout": load_heldout}
+# Scenarios held to English's P@1 on the same entries and questions (the issue's "within 15%").
+HELD = {
+    "xquad ar": "xquad en",
+    "xquad en+ar, ar reader": "xquad en",
+    "heldout fr": "heldout en",
+    "heldout ar": "heldout en",
+}
 
 
 def questions_of(
@@ -262,7 +283,7 @@ def questions_of(
 ) -> tuple[list[Entry], list[Question], list[Question]]:
     """The entries, and the split's answerable and unanswerable questions (``limit``: a fixed
     subset of at most that many answerable ones, and a proportional share of the others)."""
-    entries, questions = load_xquad() if s.kind == "xquad" else load_tatoeba()
+    entries, questions = LOADERS[s.kind]()
     qs = [q for q in questions if split == "all" or q.split == split]
     answerable = [q for q in qs if q.answerable]
     unanswerable = [q for q in qs if not q.answerable]
@@ -317,7 +338,22 @@ def offline(
         out["USE multilingual v3 cosine"] = metrics(
             [(q.entry, x, y) for q, x, y in zip(answerable, a, t, strict=True)], u
         )
+    if s.reader == "en" and s.kind == "heldout":
+        from bench.answers.baselines import load_wordllama
+
+        model = load_wordllama()
+        titles = Cosine(model.embed, {d: (title, "") for d, (title, _) in docs.items()})
+        if dev_unans:
+            titles.threshold = calibrate(titles.rank_many, dev_unans)
+        a, t = titles.rank_many(plain), titles.rank_many(typos)
+        u = titles.rank_many(unans) if unans else []
+        out[WORDLLAMA] = metrics(
+            [(q.entry, x, y) for q, x, y in zip(answerable, a, t, strict=True)], u
+        )
     return out
+
+
+WORDLLAMA = "WordLlama cosine (titles)"
 
 
 # ---- /answers over HTTP --------------------------------------------------------------------
@@ -411,13 +447,12 @@ def answers_languages_rows(bench: Any) -> list[dict[str, Any]]:
         slug = f"bench-languages-{n}"
         found["/answers"] = over_http(bench.world, base, s, "test", slug, limit)
         results[s.name] = found
-    english = results["xquad en"]["/answers"].p_at_1
     rows: list[dict[str, Any]] = []
     for name, methods in results.items():
         mine = methods["/answers"]
         bm25 = methods["BM25 (title+answer)"]
         use_m = methods.get("USE multilingual v3 cosine")
-        held = name.startswith("xquad ar") or name.startswith("xquad en+ar")
+        english = results[HELD[name]]["/answers"].p_at_1 if HELD.get(name) in results else None
         rows.append(
             {
                 "name": f"answers {name} P@1",
@@ -431,8 +466,10 @@ def answers_languages_rows(bench: Any) -> list[dict[str, Any]]:
                 "figure": mine.p_at_1,
                 "reference": bm25.p_at_1,
                 "unit": "share",
-                "target": f">= {TARGET_RATIO} x English ({english:.3f})" if held else "info",
-                "met": (mine.p_at_1 >= TARGET_RATIO * english) if held else None,
+                "target": "info"
+                if english is None
+                else f">= {TARGET_RATIO} x English ({english:.3f})",
+                "met": None if english is None else mine.p_at_1 >= TARGET_RATIO * english,
                 "methods": {m: vars(x) for m, x in methods.items()},
             }
         )
@@ -442,15 +479,19 @@ def answers_languages_rows(bench: Any) -> list[dict[str, Any]]:
 _QUICK = ("xquad en", "xquad ar", "tatoeba en, fr reader (cross-lingual)")
 
 
-def run(split: str, with_http: bool) -> dict[str, dict[str, Metrics]]:
+def run(
+    split: str, with_http: bool, kinds: Sequence[str] = tuple(LOADERS)
+) -> dict[str, dict[str, Metrics]]:
     use = use_model()
-    results: dict[str, dict[str, Metrics]] = {s.name: offline(s, split, use) for s in SCENARIOS}
+    # The held-out set has a test split only: it is never tuned on.
+    scenarios = [s for s in SCENARIOS if s.kind in kinds and questions_of(s, split)[1]]
+    results: dict[str, dict[str, Metrics]] = {s.name: offline(s, split, use) for s in scenarios}
     if with_http:
         from bench.standalone import in_world
 
         def work(world: Any) -> None:
             server = world.serve({"FAQ_RESPONSE_CACHE_MB": "0"})
-            for n, s in enumerate(SCENARIOS):
+            for n, s in enumerate(scenarios):
                 slug = f"bench-lang-{n}-" + hashlib.sha256(s.name.encode()).hexdigest()[:6]
                 results[s.name]["/answers"] = over_http(world, server.base, s, split, slug)
 
@@ -462,11 +503,14 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.answers_languages")
     parser.add_argument("--split", default="test", choices=["dev", "test", "all"])
     parser.add_argument("--offline", action="store_true", help="the baselines only")
+    parser.add_argument(
+        "--sets", default=",".join(LOADERS), help=f"comma-separated, of {', '.join(LOADERS)}"
+    )
     args = parser.parse_args(argv)
-    results = run(args.split, not args.offline)
+    results = run(args.split, not args.offline, args.sets.split(","))
     print(HEADER)
     for scenario, methods in results.items():
-        for method in ("/answers", "BM25 (title+answer)", "USE multilingual v3 cosine"):
+        for method in ("/answers", "BM25 (title+answer)", "USE multilingual v3 cosine", WORDLLAMA):
             if method in methods:
                 print(methods[method].row(f"{scenario}: {method}"))
     print(

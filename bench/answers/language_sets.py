@@ -1,6 +1,7 @@
 """The language sets of the answers evaluation (issue 38), as ``bench.answers_languages``
-reads them: XQuAD-R Arabic and English (``xquad_ar.json``) and Tatoeba's French-English pairs
-(``tatoeba_fr.json``), both cited in ``bench/answers/README.md``."""
+reads them: XQuAD-R Arabic and English (``xquad_ar.json``), Tatoeba's French-English pairs
+(``tatoeba_fr.json``) and the blind held-out support set (``heldout_support.json``), all
+described in ``bench/answers/README.md``."""
 
 from __future__ import annotations
 
@@ -30,7 +31,17 @@ class Question:
 
 
 def load_xquad() -> tuple[list[Entry], list[Question]]:
-    doc = json.loads((DATA / "xquad_ar.json").read_text(encoding="utf-8"))
+    return _load_parallel("xquad_ar.json")
+
+
+def load_heldout() -> tuple[list[Entry], list[Question]]:
+    """The blind held-out support set (``heldout_support.json``): a help center and its
+    customers' questions in English, French and Arabic, every question in the test split."""
+    return _load_parallel("heldout_support.json")
+
+
+def _load_parallel(name: str) -> tuple[list[Entry], list[Question]]:
+    doc = json.loads((DATA / name).read_text(encoding="utf-8"))
     entries = [Entry(e["id"], e["inFaq"], e["title"], e["answer"]) for e in doc["entries"]]
     questions = [
         Question(q["entry"], q["answerable"], q["split"], q["text"]) for q in doc["questions"]
