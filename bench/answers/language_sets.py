@@ -40,6 +40,12 @@ def load_heldout() -> tuple[list[Entry], list[Question]]:
     return _load_parallel("heldout_support.json")
 
 
+def load_heldout_b() -> tuple[list[Entry], list[Question]]:
+    """The second blind held-out support set (``heldout_support_b.json``, a vacation-rental
+    platform), written to check a change made after the first one's results."""
+    return _load_parallel("heldout_support_b.json")
+
+
 def _load_parallel(name: str) -> tuple[list[Entry], list[Question]]:
     doc = json.loads((DATA / name).read_text(encoding="utf-8"))
     entries = [Entry(e["id"], e["inFaq"], e["title"], e["answer"]) for e in doc["entries"]]
