@@ -34,13 +34,18 @@ def create_app(bodies: dict[str, bytes]) -> Quart:
     return app
 
 
-def main(argv: list[str]) -> None:
-    folder, port = Path(argv[0]), int(argv[1])
-    bodies = {p.stem: p.read_bytes() for p in folder.glob("*.json")}
+def serve_on(app: Quart, port: int) -> None:
+    """``app`` under Hypercorn on 127.0.0.1:``port``, one worker, no access log (as ``faq
+    serve`` runs the service)."""
     config = Config()
     config.bind = [f"127.0.0.1:{port}"]
     config.accesslog = None
-    asyncio.run(serve(create_app(bodies), config))  # type: ignore[arg-type]
+    asyncio.run(serve(app, config))  # type: ignore[arg-type]
+
+
+def main(argv: list[str]) -> None:
+    folder, port = Path(argv[0]), int(argv[1])
+    serve_on(create_app({p.stem: p.read_bytes() for p in folder.glob("*.json")}), port)
 
 
 if __name__ == "__main__":

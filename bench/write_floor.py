@@ -18,16 +18,15 @@ create can reach on this stack and machine.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import uuid
 
-from hypercorn.asyncio import serve
-from hypercorn.config import Config
 from quart import Quart, Response, request
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
+
+from bench.reference_app import serve_on
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS floor_categories (id text PRIMARY KEY);
@@ -84,11 +83,7 @@ def create_app(dsn: str) -> Quart:
 
 
 def main(argv: list[str]) -> None:
-    port, dsn = int(argv[0]), argv[1]
-    config = Config()
-    config.bind = [f"127.0.0.1:{port}"]
-    config.accesslog = None
-    asyncio.run(serve(create_app(dsn), config))  # type: ignore[arg-type]
+    serve_on(create_app(argv[1]), int(argv[0]))
 
 
 if __name__ == "__main__":
