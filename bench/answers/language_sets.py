@@ -46,6 +46,12 @@ def load_heldout_b() -> tuple[list[Entry], list[Question]]:
     return _load_parallel("heldout_support_b.json")
 
 
+def load_heldout_c() -> tuple[list[Entry], list[Question]]:
+    """The third blind held-out support set (``heldout_support_c.json``, a grocery delivery
+    app), written to check the lexicon groups added after A's and B's misses."""
+    return _load_parallel("heldout_support_c.json")
+
+
 def _load_parallel(name: str) -> tuple[list[Entry], list[Question]]:
     doc = json.loads((DATA / name).read_text(encoding="utf-8"))
     entries = [Entry(e["id"], e["inFaq"], e["title"], e["answer"]) for e in doc["entries"]]
