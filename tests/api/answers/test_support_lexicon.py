@@ -230,3 +230,36 @@ async def test_every_help_center_language_has_the_lexicon(org: OrgClient) -> Non
 async def test_openapi_documents_the_lexicon_switches(client: Any) -> None:
     spec = await (await client.get("/openapi.json")).get_json()
     assert {"get", "put"} <= set(spec["paths"]["/api/v1/{org}/synonyms/lexicon"])
+
+
+TRAVEL_FAQ = [
+    ("Redeem a gift card", "Enter the card's code at checkout; the balance pays for your stay."),
+    ("Use a discount code", "Type the code in the Discount field before you pay."),
+    ("Write a review after your stay", "You have 14 days after checkout to rate the place."),
+    ("Change a reservation", "Open Trips, choose the stay and pick new dates."),
+    # Neighbours sharing words with the queries: none of them may come first.
+    ("How do I pay for a trip?", "Cards and bank transfers are accepted at checkout."),
+    ("Contact your host", "Open the conversation from Trips and write to your host."),
+]
+# Session 16's groups (from the misses of the blind held-out sets): a support phrasing with
+# no word of its title.
+NEW_GROUPS = {
+    "gift-card": ("i got a voucher for my birthday", "Redeem a gift card"),
+    "discount": ("promo", "Use a discount code"),
+    "review": ("where do i leave feedback", "Write a review after your stay"),
+    "booking": ("move my booking to july", "Change a reservation"),
+}
+
+
+async def test_the_groups_found_from_blind_sets_misses_find_their_answer(
+    org: OrgClient,
+) -> None:
+    """Each of the groups added in session 16 is what finds its answer: on, first; switched
+    off, not first (the lexical leg alone, so nothing else can stand in for the group)."""
+    await seed(org, TRAVEL_FAQ)
+    for query, title in NEW_GROUPS.values():
+        assert (await first_titles(org, query))[:1] == [title], query
+    r = await org.request("PUT", "/synonyms/lexicon", json={"disabled": list(NEW_GROUPS)})
+    assert r.status_code == 200, await r.get_json()
+    for query, title in NEW_GROUPS.values():
+        assert (await first_titles(org, query))[:1] != [title], query
