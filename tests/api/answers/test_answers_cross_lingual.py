@@ -100,7 +100,8 @@ async def test_a_short_query_in_another_language_finds_its_weak_but_best_match(
     """Short support queries get low cosines across languages: "no smoking in my place" finds
     "Set house rules" (blind held-out set B, hb-035) at a cosine near 0.3, under English's
     floor of 0.25 on the score (a cosine of 0.36), which left French and Arabic readers with
-    nothing. The leg's own floor keeps it, first, and not vouched for."""
+    nothing. The leg's own floor keeps it, first, and not vouched for; a query about nothing
+    the org has stays without results."""
     made = await help_center(org, ["en", "fr", "ar"])
     rules = await publish(org, await default_category(org), *HOUSE_RULES)
     await embed_org_questions(engine, org.info.id, [rules["id"], *(q["id"] for q in made.values())])
@@ -108,6 +109,12 @@ async def test_a_short_query_in_another_language_finds_its_weak_but_best_match(
         found = await answers(org, query, locale)
         assert ids(found)[:1] == [rules["id"]], (locale, found)
         assert found[0]["confident"] is False and found[0]["score"] < 0.25, found[0]
+    # Nothing relevant is still nothing, not noise, in another language too.
+    for query, locale in (
+        ("meilleure recette de pizza à la mozzarella", "fr"),
+        ("أفضل وصفة بيتزا بالموزاريلا", "ar"),
+    ):
+        assert await answers(org, query, locale) == [], (locale, query)
 
 
 async def test_a_translated_question_is_left_to_the_readers_language(
