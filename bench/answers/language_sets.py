@@ -52,6 +52,12 @@ def load_heldout_c() -> tuple[list[Entry], list[Question]]:
     return _load_parallel("heldout_support_c.json")
 
 
+def load_heldout_d() -> tuple[list[Entry], list[Question]]:
+    """The fourth blind held-out support set (``heldout_support_d.json``, a gym chain's app;
+    English only), run once on the service as session 16 left it."""
+    return _load_parallel("heldout_support_d.json")
+
+
 def _load_parallel(name: str) -> tuple[list[Entry], list[Question]]:
     doc = json.loads((DATA / name).read_text(encoding="utf-8"))
     entries = [Entry(e["id"], e["inFaq"], e["title"], e["answer"]) for e in doc["entries"]]
