@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import hashlib
 import json
 import math
@@ -49,12 +50,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.answers.language_sets import (
+    HELDOUT_SETS,
     Entry,
     Question,
-    load_heldout,
-    load_heldout_b,
-    load_heldout_c,
-    load_heldout_d,
+    load_parallel,
     load_tatoeba,
     load_xquad,
 )
@@ -286,13 +285,10 @@ SCENARIOS = [
     # changed after it.
     Scenario("heldout-d en", "heldout-d", "en", None, "en"),
 ]
-LOADERS = {
+LOADERS: dict[str, Callable[[], tuple[list[Entry], list[Question]]]] = {
     "xquad": load_xquad,
     "tatoeba": load_tatoeba,
-    "heldout": load_heldout,
-    "heldout-b": load_heldout_b,
-    "heldout-c": load_heldout_c,
-    "heldout-d": load_heldout_d,
+    **{kind: functools.partial(load_parallel, name) for kind, name in HELDOUT_SETS.items()},
 }
 # Scenarios held to English's P@1 on the same entries and questions (the issue's "within 15%").
 HELD = {
@@ -368,10 +364,7 @@ def offline(
             [(q.entry, x, y) for q, x, y in zip(answerable, a, t, strict=True)], u
         )
     if s.reader == "en" and s.kind.startswith("heldout"):
-        from bench.answers.baselines import load_wordllama
-
-        model = load_wordllama()
-        titles = Cosine(model.embed, {d: (title, "") for d, (title, _) in docs.items()})
+        titles = Cosine(_wordllama().embed, {d: (title, "") for d, (title, _) in docs.items()})
         if dev_unans:
             titles.threshold = calibrate(titles.rank_many, dev_unans)
         a, t = titles.rank_many(plain), titles.rank_many(typos)
@@ -383,6 +376,14 @@ def offline(
 
 
 WORDLLAMA = "WordLlama cosine (titles)"
+
+
+@functools.cache
+def _wordllama() -> Any:
+    """WordLlama from its wheel, loaded once per run (every held-out set's English scenario)."""
+    from bench.answers.baselines import load_wordllama
+
+    return load_wordllama()
 
 
 # ---- /answers over HTTP --------------------------------------------------------------------

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,3 +91,21 @@ def describe(cpu: Mapping[str, float]) -> str:
 def postmaster_pid(pgdata: Path) -> int:
     """The postmaster's pid: the first line of ``postmaster.pid`` in the data directory."""
     return int((pgdata / "postmaster.pid").read_text().split()[0])
+
+
+def py_spy(
+    pid: int, out: Path, seconds: float, *, subprocesses: bool = False
+) -> subprocess.Popen[bytes]:
+    """py-spy (from the venv) recording ``pid`` (and its children with ``subprocesses``) for
+    ``seconds`` at 200 Hz, as raw collapsed stacks in ``out``; ``top_frames`` of
+    ``bench.delivery_rate`` reads them."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    return subprocess.Popen(
+        [
+            *(spy, "record", "--pid", str(pid), "--rate", "200", "--format", "raw"),
+            *(["--subprocesses"] if subprocesses else []),
+            *("--duration", str(max(int(seconds), 1)), "--nonblocking", "-o", str(out)),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import deliveries as d
-from bench.cpu import Meter
+from bench.cpu import Meter, py_spy
 
 FANOUT = 10
 RATE = 200.0
@@ -86,19 +86,7 @@ def spawn_worker(world: Any, receiver: d.Receiver) -> Any:
 
 def _profile(worker: Any, folder: Any, seconds: float) -> Any:
     """py-spy recording the worker's process tree for ``seconds`` (raw collapsed stacks)."""
-    import shutil
-    import subprocess
-
-    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-    return subprocess.Popen(
-        [
-            *(spy, "record", "--pid", str(worker.pid), "--subprocesses", "--rate", "200"),
-            *("--duration", str(max(int(seconds), 1)), "--format", "raw", "--nonblocking"),
-            *("-o", str(Path(folder) / "worker.stacks")),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    return py_spy(worker.pid, Path(folder) / "worker.stacks", seconds, subprocesses=True)
 
 
 def top_frames(stacks: Path, count: int = 25) -> list[tuple[str, float, float]]:

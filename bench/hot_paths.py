@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import load, seed
-from bench.cpu import Meter, describe, per_thousand, postmaster_pid
+from bench.cpu import Meter, describe, per_thousand, postmaster_pid, py_spy
 from bench.http import ok
 from bench.services import BIN, ROOT, Server, stop_process
 from tenancy.embedded import free_port
@@ -49,25 +50,12 @@ WEBHOOKS = 3
 
 def _profile(pids: list[int], seconds: float) -> subprocess.Popen[bytes] | None:
     """With ``HOT_PATHS_PROFILE=folder``, py-spy records the API's first process during the
-    service's run (raw collapsed stacks, one file per row, ``bench.delivery_rate.top_frames``
-    reads them)."""
-    import os
-
+    service's run (one file of raw stacks per row)."""
     folder = os.environ.get("HOT_PATHS_PROFILE")
     if not folder:
         return None
-    out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    spy = str(Path(sys.executable).parent / "py-spy")
-    return subprocess.Popen(
-        [
-            *(spy, "record", "--pid", str(pids[0]), "--rate", "200", "--format", "raw"),
-            *("--duration", str(max(int(seconds), 1)), "--nonblocking"),
-            *("-o", str(out / f"api-{int(time.time())}.stacks")),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return py_spy(pids[0], Path(folder) / f"api-{int(time.time())}.stacks", seconds)
 
 
 class HotPaths:

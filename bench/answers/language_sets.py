@@ -1,6 +1,6 @@
 """The language sets of the answers evaluation (issue 38), as ``bench.answers_languages``
 reads them: XQuAD-R Arabic and English (``xquad_ar.json``), Tatoeba's French-English pairs
-(``tatoeba_fr.json``) and the blind held-out support set (``heldout_support.json``), all
+(``tatoeba_fr.json``) and the blind held-out support sets (``HELDOUT_SETS``), all
 described in ``bench/answers/README.md``."""
 
 from __future__ import annotations
@@ -31,34 +31,25 @@ class Question:
 
 
 def load_xquad() -> tuple[list[Entry], list[Question]]:
-    return _load_parallel("xquad_ar.json")
+    return load_parallel("xquad_ar.json")
 
 
-def load_heldout() -> tuple[list[Entry], list[Question]]:
-    """The blind held-out support set (``heldout_support.json``): a help center and its
-    customers' questions in English, French and Arabic, every question in the test split."""
-    return _load_parallel("heldout_support.json")
+# The blind held-out support sets (``bench/answers/README.md``): a help center and its
+# customers' questions, every question in the test split. A: a bookkeeping SaaS, en/fr/ar,
+# first run as it came; B: vacation rentals, en/fr/ar, written to check the cross-lingual
+# floor made after A; C: grocery delivery, en/fr/ar, written to check the lexicon groups
+# made after A's and B's misses; D: a gym chain, English, run once on the final state.
+HELDOUT_SETS = {
+    "heldout": "heldout_support.json",
+    "heldout-b": "heldout_support_b.json",
+    "heldout-c": "heldout_support_c.json",
+    "heldout-d": "heldout_support_d.json",
+}
 
 
-def load_heldout_b() -> tuple[list[Entry], list[Question]]:
-    """The second blind held-out support set (``heldout_support_b.json``, a vacation-rental
-    platform), written to check a change made after the first one's results."""
-    return _load_parallel("heldout_support_b.json")
-
-
-def load_heldout_c() -> tuple[list[Entry], list[Question]]:
-    """The third blind held-out support set (``heldout_support_c.json``, a grocery delivery
-    app), written to check the lexicon groups added after A's and B's misses."""
-    return _load_parallel("heldout_support_c.json")
-
-
-def load_heldout_d() -> tuple[list[Entry], list[Question]]:
-    """The fourth blind held-out support set (``heldout_support_d.json``, a gym chain's app;
-    English only), run once on the service as session 16 left it."""
-    return _load_parallel("heldout_support_d.json")
-
-
-def _load_parallel(name: str) -> tuple[list[Entry], list[Question]]:
+def load_parallel(name: str) -> tuple[list[Entry], list[Question]]:
+    """A set of ``name`` in ``xquad_ar.json``'s format: entries and questions with their text
+    per language."""
     doc = json.loads((DATA / name).read_text(encoding="utf-8"))
     entries = [Entry(e["id"], e["inFaq"], e["title"], e["answer"]) for e in doc["entries"]]
     questions = [
