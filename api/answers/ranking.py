@@ -5,8 +5,8 @@ the query's (``api.answers.vectors``), and ``coverage``, the share of the query'
 weight it holds (the IDF of the query's concepts it matches over the IDF of all of them);
 BM25 (``lexical``) only breaks ties of coverage. The score is a weighted sum of both on a
 0..1 scale (``SEMANTIC_WEIGHT``), so it keeps its meaning from one query to the next; a
-candidate below ``MIN_SCORE`` is noise and is left out (no result at all beats a wrong one);
-one found across languages has a floor of its own (``CROSS_LINGUAL_MIN_COSINE``).
+candidate below its leg's floor (``FLOORS``: ``MIN_SCORE``, or ``CROSS_LINGUAL_MIN_COSINE``
+for one found across languages) is noise and is left out (no result at all beats a wrong one).
 A candidate without an embedding (not written yet, or a locale the embedder does not serve)
 is scored by its coverage alone, against ``MIN_SCORE_LEXICAL_ONLY``.
 
@@ -49,6 +49,13 @@ class Thresholds:
 SEMANTIC = "semantic"  # the first result has a cosine of the embedder's
 CROSS_LINGUAL = "cross-lingual"  # a cosine of the multilingual embedder (another language)
 LEXICAL = "lexical"  # it is scored by its coverage alone
+
+# The score under which a candidate is noise and left out, per leg that scored it.
+FLOORS = {
+    SEMANTIC: MIN_SCORE,
+    CROSS_LINGUAL: SEMANTIC_WEIGHT * CROSS_LINGUAL_MIN_COSINE,
+    LEXICAL: MIN_SCORE_LEXICAL_ONLY,
+}
 
 # language -> leg -> thresholds, fitted on the dev split by ``python -m
 # bench.answers_calibration``: the most answerable questions confident and right while >= 90%
@@ -129,13 +136,10 @@ def rank(
         if cosine is None and question_id in across:
             cosine, leg = across[question_id], CROSS_LINGUAL
         if cosine is None:
-            score, floor, leg = cover, MIN_SCORE_LEXICAL_ONLY, LEXICAL
+            score, leg = cover, LEXICAL
         else:
             score = SEMANTIC_WEIGHT * max(0.0, cosine) + (1 - SEMANTIC_WEIGHT) * cover
-            floor = (
-                SEMANTIC_WEIGHT * CROSS_LINGUAL_MIN_COSINE if leg == CROSS_LINGUAL else MIN_SCORE
-            )
-        if score >= floor:
+        if score >= FLOORS[leg]:
             ranked.append(Ranked(question_id, min(1.0, score), cosine, cover, leg))
             uncapped[question_id] = score
     # By the score before its cap at 1: two full covers stay ordered by their BM25 tie-break.
