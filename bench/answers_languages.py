@@ -284,6 +284,13 @@ SCENARIOS = [
     # The fourth (a gym chain; English only): run once on the service as it stands, nothing
     # changed after it.
     Scenario("heldout-d en", "heldout-d", "en", None, "en"),
+    # The fifth (a mobile carrier), written after the multilingual model joined the semantic
+    # leg (session 17), which A to D prompted: its first run checks that change.
+    Scenario("heldout-e en", "heldout-e", "en", None, "en"),
+    Scenario("heldout-e fr", "heldout-e", "fr", None, "fr"),
+    Scenario("heldout-e ar", "heldout-e", "ar", None, "ar"),
+    Scenario("heldout-e en, fr reader (cross-lingual)", "heldout-e", "en", None, "fr"),
+    Scenario("heldout-e en, ar reader (cross-lingual)", "heldout-e", "en", None, "ar"),
 ]
 LOADERS: dict[str, Callable[[], tuple[list[Entry], list[Question]]]] = {
     "xquad": load_xquad,
@@ -300,6 +307,8 @@ HELD = {
     "heldout-b ar": "heldout-b en",
     "heldout-c fr": "heldout-c en",
     "heldout-c ar": "heldout-c en",
+    "heldout-e fr": "heldout-e en",
+    "heldout-e ar": "heldout-e en",
 }
 
 

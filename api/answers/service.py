@@ -33,7 +33,7 @@ from api.errors import CategoryNotFound, ValidationFailed, field_error
 from api.questions import queries
 from api.questions.models import Question
 from api.questions.read_drafts import question_read
-from api.search import config_for
+from api.search import RAW_WORD, config_for, fold
 from tenancy.db import org_path, read_records, read_rows, sibling_session
 from tenancy.ids import looks_like_id
 from tenancy.principal import Principal
@@ -44,15 +44,26 @@ MAX_LIMIT = 20
 class Semantic(Protocol):
     """The semantic leg (``api.answers.semantic_leg``)."""
 
+    def start(self, typed: str) -> None:
+        """Start embedding the query as typed (of the models that read it so)."""
+        ...
+
     async def nearest(
-        self, text: str, category_ids: Sequence[str] | None
+        self, text: str, category_ids: Sequence[str] | None, sentence: str | None = None
     ) -> dict[str, float] | None:
-        """{question id: cosine} of the questions nearest ``text``; None when there are no
-        embeddings here (no pgvector, or a locale the embedder does not serve)."""
+        """{question id: cosine} of the questions nearest ``text`` (the analysed query) or
+        ``sentence`` (as typed, typos corrected: for a model that reads sentences whole); None
+        when there are no embeddings here (no pgvector, or a locale no embedder serves)."""
         ...
 
     async def cosines(self, ids: Sequence[str]) -> dict[str, float]:
-        """The cosine of each of ``ids`` that has an embedding (after ``nearest``)."""
+        """The cosine of every candidate that has an embedding: ``ids`` and those ``nearest``
+        found (after it)."""
+        ...
+
+    @property
+    def leg(self) -> str:
+        """What scores its cosines (``ranking.SEMANTIC`` or ``ranking.MULTILINGUAL``)."""
         ...
 
 
@@ -160,7 +171,10 @@ async def terms_of(
     # mon argent") is no alternative of its group.
     named, _ = matched_synonyms(plain.words, index)
     members = [w for group in named for member in group for w in member.split()]
-    stop = await stopwords_among(session, [*plain.words, *members], locale)
+    # A stopword is known as written ("à", "même"): its folded form ("a") may not be one.
+    typed = {word: fold(word) for word in RAW_WORD.findall(q.lower())}
+    asked = await stopwords_among(session, [*plain.words, *members, *typed], locale)
+    stop = asked | {typed[word] for word in typed if word in asked}
     if len(plain.words) > LONG_QUERY_WORDS:
         return await asyncio.to_thread(analyse, q, locale, stop, vocabulary.corrector, index)
     return analyse(q, locale, stop, vocabulary.corrector, index)
@@ -212,7 +226,7 @@ async def answers_for(
 
 def reads_across(reader: Principal, locale: str) -> bool:
     """Whether a reader in ``locale`` gets the cross-lingual leg: the org serves several
-    languages (only then are multilingual vectors written) and ``locale``'s is not the org's
+    languages (only then has it readers in another) and ``locale``'s is not the org's
     default locale's, the language its questions are written in. A reader in the default
     language costs nothing more."""
     return serves_several_languages(reader.locales) and language_of(locale) != language_of(
@@ -240,10 +254,17 @@ async def find_answers(
     reader may read, before any limit; the legs given are built for the same audiences)."""
     q = checked_query(q)
     ids = await category_ids(session, category, audiences) if category is not None else None
-    if cross_lingual is not None:  # its query embedding runs while the query is analysed
+    # The multilingual model's query embedding runs while the query is analysed.
+    if semantic is not None:
+        semantic.start(q)
+    if cross_lingual is not None:
         cross_lingual.start(q)
     terms = await terms_of(session, q, locale, vocabulary)
-    near = await semantic.nearest(terms.text(), ids) if semantic is not None else None
+    near = (
+        await semantic.nearest(terms.text(), ids, terms.sentence(q))
+        if semantic is not None
+        else None
+    )
     hits = await lexical.search(
         session,
         terms.lexemes,
@@ -254,9 +275,7 @@ async def find_answers(
         audiences=audiences,
     )
     if semantic is not None and near is not None:
-        near.update(
-            await semantic.cosines([h.question_id for h in hits if h.question_id not in near])
-        )
+        near = await semantic.cosines([h.question_id for h in hits])
     # The query as typed (typo corrections and synonyms are of the reader's language; the
     # multilingual model reads it whole), embedded since before the analysis; one read for its
     # nearest questions and the lexical candidates' cosines (a question only it finds is
@@ -266,7 +285,8 @@ async def find_answers(
         if cross_lingual is not None
         else None
     )
-    ranked = ranking.rank(hits, near, terms.concepts, vocabulary, across)[:limit]
+    leg = semantic.leg if semantic is not None else ranking.SEMANTIC
+    ranked = ranking.rank(hits, near, terms.concepts, vocabulary, across, leg)[:limit]
     if not ranked:
         return []
     sure = ranking.confident(ranked, locale)

@@ -168,6 +168,22 @@ class QueryTerms:
         """The query as words, corrected and with its synonyms: what is embedded."""
         return " ".join([*self.words, *self.synonyms])
 
+    def sentence(self, typed: str) -> str:
+        """``typed`` (the query as the reader wrote it) with its corrected words replaced,
+        everything else as written (case, accents, stopwords, punctuation): what a model that
+        reads sentences whole embeds. A word of a stemmed script is left as written (its
+        correction is of its stem)."""
+        if not self.corrections:
+            return typed
+
+        def fix(match: re.Match[str]) -> str:
+            word = match.group(0)
+            if script_algorithm(word) is not None:
+                return word
+            return self.corrections.get(fold(word), word)
+
+        return RAW_WORD.sub(fix, typed)
+
 
 class _Index:
     """Words by length, with their frequencies (a corrector's search space)."""

@@ -8,9 +8,9 @@ is written only if its question's text is still the one embedded (a change meanw
 queued its own run). ``backfill`` does that for every question of an org in bounded batches,
 then removes the rows of models it was not given.
 
-An org that serves several languages also gets a second model's vectors, the multilingual
-embedder's (``api.answers.multilingual``, the cross-lingual leg of ``/answers``): of each
-question's own text only (``multilingual``), beside the first model's rows of the same table.
+Every org has the vectors of two models in the same table (``embedders``): the configured
+embedder's (WordLlama by default, English) and the multilingual one's (``api.answers.multilingual``:
+every language), each of every text it serves; ``/answers`` blends their cosines.
 """
 
 from __future__ import annotations
@@ -79,16 +79,13 @@ class EmbedCounts:
         self.deleted += other.deleted
 
 
-async def _texts(
-    session: AsyncSession, ids: Sequence[str], embedder: Embedder, own_only: bool = False
-) -> dict[Key, str]:
-    """The texts ``embedder`` embeds: of each locale it serves, or (``own_only``) the
-    question's own text alone, in its own locale."""
+async def _texts(session: AsyncSession, ids: Sequence[str], embedder: Embedder) -> dict[Key, str]:
+    """The texts ``embedder`` embeds: of each locale it serves."""
     rows = (await session.execute(_TEXTS, {"ids": list(ids)})).all()
     return {
         (row.id, row.locale): embedding_text(row.title, row.answer)
         for row in rows
-        if serves(embedder, row.locale) and (row.own or not own_only)
+        if serves(embedder, row.locale)
     }
 
 
@@ -96,16 +93,14 @@ async def embed_questions(
     engine: AsyncEngine,
     schema: str,
     question_ids: Sequence[str],
-    embedder: Embedder,
-    multilingual: Embedder | None = None,
+    embedders: Sequence[Embedder],
 ) -> EmbedCounts:
-    """Bring the embeddings of ``question_ids`` (of the org of ``schema``) up to date: one
-    read transaction, the embedder with none open, then one write transaction (none when
-    nothing changed). ``multilingual``: the same again for that model, of each question's
-    own text (an org that serves several languages)."""
-    counts = await _embed_with(engine, schema, question_ids, embedder, own_only=False)
-    if multilingual is not None:
-        counts.add(await _embed_with(engine, schema, question_ids, multilingual, own_only=True))
+    """Bring the embeddings of ``question_ids`` (of the org of ``schema``) up to date, of each
+    of ``embedders`` in turn: one read transaction, the embedder with none open, then one
+    write transaction (none when nothing changed)."""
+    counts = EmbedCounts()
+    for embedder in embedders:
+        counts.add(await _embed_with(engine, schema, question_ids, embedder))
     return counts
 
 
@@ -114,14 +109,12 @@ async def _embed_with(
     schema: str,
     question_ids: Sequence[str],
     embedder: Embedder,
-    *,
-    own_only: bool,
 ) -> EmbedCounts:
     ids = sorted(set(question_ids))
     if not ids:
         return EmbedCounts()
     async with tenant_session(engine, schema) as session:
-        wanted = await _texts(session, ids, embedder, own_only)
+        wanted = await _texts(session, ids, embedder)
         stored = {
             (row.question_id, row.locale): row.content_hash
             for row in await session.execute(_STORED, {"ids": ids, "model": embedder.name})
@@ -137,7 +130,7 @@ async def _embed_with(
 
     async with tenant_session(engine, schema) as session:
         # Written only where the question's text is still what was embedded.
-        current = await _texts(session, ids, embedder, own_only) if todo else wanted
+        current = await _texts(session, ids, embedder) if todo else wanted
         now = utcnow()
         rows = [
             {
@@ -168,17 +161,17 @@ async def _embed_with(
 async def backfill(
     engine: AsyncEngine,
     schema: str,
-    embedder: Embedder,
+    embedders: Sequence[Embedder],
     batch: int = BACKFILL_BATCH,
-    progress: Callable[[EmbedCounts], None] | None = None,
-    multilingual: Embedder | None = None,
+    progress: Callable[[int, EmbedCounts], None] | None = None,
 ) -> EmbedCounts:
     """Every live question of the org (``batch`` at a time, keyset order), then the rows of
-    any model but ``embedder`` and ``multilingual`` (after a model change, or when the org no
-    longer serves several languages), ``batch`` per statement; ``progress`` is told the counts
-    so far after each batch."""
-    models = [embedder.name, *([multilingual.name] if multilingual is not None else [])]
+    any model but those of ``embedders`` (after a model change), ``batch`` per statement;
+    ``progress`` is told the questions done and the vectors' counts so far after each
+    batch."""
+    models = [embedder.name for embedder in embedders]
     total = EmbedCounts()
+    questions = 0
     after = ""
     while True:
         async with tenant_session(engine, schema) as session:
@@ -186,10 +179,11 @@ async def backfill(
             await session.rollback()
         if not ids:
             break
-        total.add(await embed_questions(engine, schema, ids, embedder, multilingual))
+        total.add(await embed_questions(engine, schema, ids, embedders))
         after = ids[-1]
+        questions += len(ids)
         if progress is not None:
-            progress(total)
+            progress(questions, total)
     while True:
         async with tenant_session(engine, schema) as session:
             removed = len(

@@ -38,12 +38,14 @@ def load_xquad() -> tuple[list[Entry], list[Question]]:
 # customers' questions, every question in the test split. A: a bookkeeping SaaS, en/fr/ar,
 # first run as it came; B: vacation rentals, en/fr/ar, written to check the cross-lingual
 # floor made after A; C: grocery delivery, en/fr/ar, written to check the lexicon groups
-# made after A's and B's misses; D: a gym chain, English, run once on the final state.
+# made after A's and B's misses; D: a gym chain, English, run once on the final state; E: a
+# mobile carrier, en/fr/ar, written to check the multilingual model in the semantic leg.
 HELDOUT_SETS = {
     "heldout": "heldout_support.json",
     "heldout-b": "heldout_support_b.json",
     "heldout-c": "heldout_support_c.json",
     "heldout-d": "heldout_support_d.json",
+    "heldout-e": "heldout_support_e.json",
 }
 
 

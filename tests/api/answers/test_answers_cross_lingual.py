@@ -1,8 +1,9 @@
 """The cross-lingual leg of ``/answers`` (issue 38), from outside: an English org that also
 serves French and Arabic, a question with no translation, and a reader asking in French or
 Arabic with no word in common finds it by meaning (the multilingual embedder's vectors,
-written by the worker only for orgs that serve several languages). An English-only org never
-loads that model or writes its vectors."""
+written by the worker for every org). In an org whose language WordLlama does not embed, that
+model is the semantic leg alone: a French or Arabic reader finds by meaning in their own
+language too."""
 
 from __future__ import annotations
 
@@ -10,24 +11,19 @@ import json
 import os
 from typing import Any
 
-import pytest
 import redis
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.answers.cross_lingual import CrossLingualLeg
-from api.answers.multilingual import MULTILINGUAL_MODEL, MultilingualEmbedder
+from api.answers.multilingual import MULTILINGUAL_MODEL
 from tasks.embeddings import (
-    BACKFILL_ACTOR,
     EMBED_ACTOR,
-    backfill_actor,
     backfill_org,
     embed_org_questions,
     embed_questions_actor,
-    locales_changed,
 )
 from tasks.relay import relay_org
-from tenancy.audit import AUDIT_EVENT
 from tenancy.db import tenant_session
 from tests.api.answers.test_answers_languages import answers, publish, serve, translate
 from tests.api.questions.helpers import default_category
@@ -143,52 +139,56 @@ async def test_a_translated_question_is_left_to_the_readers_language(
     assert found[0]["question"]["locale"] == "fr"  # found and served in French
 
 
-async def test_the_backfill_keeps_the_second_models_vectors_while_the_org_needs_them(
+async def test_the_backfill_writes_both_models_vectors_whatever_the_orgs_languages(
     engine: AsyncEngine, org: OrgClient
 ) -> None:
-    made = await help_center(org, ["en", "fr"])
+    category = await default_category(org)  # English only
+    made = [await publish(org, category, *texts) for texts in (REFUND, PASSWORD, INVITE)]
     counts = await backfill_org(engine, org.info.id)
     assert counts.embedded == 2 * len(made)  # WordLlama's and the multilingual model's
     assert set(await models_of(engine, org)) == {"wordllama-l2_supercat-256", MULTILINGUAL_MODEL}
     again = await backfill_org(engine, org.info.id)
     assert (again.embedded, again.unchanged, again.deleted) == (0, 2 * len(made), 0)
-    # Down to one language: the multilingual vectors go at the next backfill.
-    await serve(org, ["en"], "en")
-    await backfill_org(engine, org.info.id)
-    assert set(await models_of(engine, org)) == {"wordllama-l2_supercat-256"}
 
 
-async def test_an_english_only_org_never_loads_or_computes_the_multilingual_vectors(
-    engine: AsyncEngine, org: OrgClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the multilingual model was used")
-
-    monkeypatch.setattr(MultilingualEmbedder, "model", refuse)
-    monkeypatch.setattr(MultilingualEmbedder, "embed", refuse)
-    monkeypatch.setattr(MultilingualEmbedder, "embed_sync", refuse)
-    category = await default_category(org)
-    refund = await publish(org, category, *REFUND)
-    await embed_org_questions(engine, org.info.id, [refund["id"]])
-    await backfill_org(engine, org.info.id)
-    assert set(await models_of(engine, org)) == {"wordllama-l2_supercat-256"}
-    for q, locale in (("how do I get my money back", "en"), ("refund", "en")):
-        assert ids(await answers(org, q, locale))[:1] == [refund["id"]]
-    # Another language of the default's own (en-GB) is no second language.
-    await serve(org, ["en", "en-GB"], "en")
-    await embed_org_questions(engine, org.info.id, [refund["id"]])
-    assert set(await models_of(engine, org)) == {"wordllama-l2_supercat-256"}
-    assert ids(await answers(org, "refund", "en-GB"))[:1] == [refund["id"]]
+FRENCH = {
+    "refund": (
+        "Comment obtenir un remboursement ?",
+        "Les remboursements sont versés sous 30 jours, sur la carte utilisée.",
+    ),
+    "password": (
+        "Comment réinitialiser mon mot de passe ?",
+        "Utilisez le lien Mot de passe oublié sur la page de connexion.",
+    ),
+    "invite": (
+        "Comment inviter mes collègues ?",
+        "Ouvrez Membres et envoyez une invitation à chacun.",
+    ),
+}
 
 
-def test_a_change_of_the_orgs_locales_is_what_queues_a_backfill() -> None:
-    def settings(after: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        return AUDIT_EVENT, {"resource": "settings", "action": "updated", "after": after}
-
-    assert locales_changed([settings({"locales": ["en", "fr"]})])
-    assert not locales_changed([settings({"defaultLocale": "fr"})])
-    assert not locales_changed([(AUDIT_EVENT, {"resource": "question", "after": None})])
-    assert not locales_changed([("question.updated", {"locales": ["en"]})])
+async def test_a_french_org_finds_by_meaning_in_french(engine: AsyncEngine, org: OrgClient) -> None:
+    """WordLlama embeds English only: a French org's semantic leg is the multilingual model
+    alone (its own floor, ``ranking.MULTILINGUAL``). Before, a French reader with no word in
+    common with the FAQ got nothing."""
+    category = await serve(org, ["fr"], "fr")
+    made = {name: await publish(org, category, *texts) for name, texts in FRENCH.items()}
+    # The support lexicon's groups of these words off: meaning does the work.
+    off = {"disabled": ["refund", "password", "sign-in"]}
+    assert (await org.request("PUT", "/synonyms/lexicon", json=off)).status_code == 200
+    query = "je veux récupérer mon argent"
+    assert await answers(org, query, "fr") == []  # no word in common, no vectors yet
+    await embed_org_questions(engine, org.info.id, [q["id"] for q in made.values()])
+    stored = await models_of(engine, org)
+    assert stored == {MULTILINGUAL_MODEL: {(q["id"], "fr") for q in made.values()}}
+    found = await answers(org, query, "fr")
+    assert ids(found)[:1] == [made["refund"]["id"]], found
+    assert found[0]["question"]["locale"] == "fr"
+    found = await answers(org, "je ne peux plus accéder à mon compte", "fr")
+    assert ids(found)[:1] == [made["password"]["id"]], found
+    found = await answers(org, "faire venir mon équipe", "fr")
+    assert ids(found)[:1] == [made["invite"]["id"]], found
+    assert await answers(org, "meilleure recette de pizza", "fr") == []
 
 
 def queued(org: OrgClient, actor_name: str) -> list[list[Any]]:
@@ -208,20 +208,18 @@ def queued(org: OrgClient, actor_name: str) -> list[list[Any]]:
     return found
 
 
-async def test_a_second_language_queues_the_backfill_that_writes_the_multilingual_vectors(
+async def test_a_published_question_gets_both_models_vectors_from_the_relay(
     engine: AsyncEngine, org: OrgClient
 ) -> None:
+    """No backfill is needed for a second language: every org's questions have the
+    multilingual vectors from the start."""
     refund = await publish(org, await default_category(org), *REFUND)
     await relay_org(engine, org.info.id)
     for _, question_ids in queued(org, EMBED_ACTOR):
         await embed_questions_actor(org.info.id, question_ids)
-    assert queued(org, BACKFILL_ACTOR) == []
-    assert set(await models_of(engine, org)) == {"wordllama-l2_supercat-256"}
-
-    await serve(org, ["en", "fr"], "en")  # the settings' audit event, relayed
-    await relay_org(engine, org.info.id)
-    assert queued(org, BACKFILL_ACTOR) == [[org.info.id]]
-    await backfill_actor(org.info.id)
     assert (await models_of(engine, org))[MULTILINGUAL_MODEL] == {(refund["id"], "en")}
+
+    await serve(org, ["en", "fr"], "en")
+    await relay_org(engine, org.info.id)
     found = await answers(org, "comment me faire rembourser", "fr")
     assert ids(found)[:1] == [refund["id"]]

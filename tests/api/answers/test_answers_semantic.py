@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from api.answers.embedder import current_embedder
+from api.answers.multilingual import embedders
 from api.answers.vector_store import embed_questions
 from tests.api.answers.test_answers import FAQ, answers, seed, titles
 from tests.api.questions.helpers import create, default_category
@@ -16,8 +16,8 @@ from tests.fixtures.orgs import OrgClient
 
 async def embedded(engine: AsyncEngine, org: OrgClient, made: dict[str, dict[str, Any]]) -> None:
     ids = [q["id"] for q in made.values()]
-    counts = await embed_questions(engine, org.info.schema_name, ids, current_embedder())
-    assert counts.embedded == len(ids)
+    counts = await embed_questions(engine, org.info.schema_name, ids, embedders())
+    assert counts.embedded == 2 * len(ids)  # WordLlama and the multilingual model
 
 
 async def test_a_question_in_other_words_finds_its_answer(

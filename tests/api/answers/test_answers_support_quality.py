@@ -33,7 +33,7 @@ async def test_support_phrasings_meet_the_target_with_no_org_synonyms(
     org: OrgClient, engine: Any
 ) -> None:
     entry_of = await load_faq(org)
-    assert (await backfill_org(engine, org.info.id)).embedded == len(entry_of) == 30
+    assert (await backfill_org(engine, org.info.id)).embedded == 2 * len(entry_of) == 60
     r = await org.get("/synonyms")
     assert (await r.get_json())["data"]["groups"] == []
 

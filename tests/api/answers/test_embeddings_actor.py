@@ -80,7 +80,8 @@ async def test_the_relay_queues_the_actor_which_follows_each_change(
     assert await stored(engine, org) == {}  # nothing on the request's path
     assert await relay_and_embed(engine, org) == [[q["id"]]]
     first = await stored(engine, org)
-    assert list(first) == [(q["id"], "en", WORDLLAMA_MODEL)]
+    # Both models of /answers' semantic leg (api.answers.multilingual.embedders).
+    assert set(first) == {(q["id"], "en", WORDLLAMA_MODEL), (q["id"], "en", MULTILINGUAL_MODEL)}
 
     r = await org.patch(f"/questions/{q['id']}", json={"title": "How do refunds work?"})
     assert r.status_code == 200
@@ -94,7 +95,7 @@ async def test_the_relay_queues_the_actor_which_follows_each_change(
     await relay_org(engine, org.info.id)
     assert queued_embeddings(org) == [[q["id"]]]
     counts = await embed_org_questions(engine, org.info.id, [q["id"]])
-    assert (counts.embedded, counts.unchanged, counts.deleted) == (0, 1, 0)
+    assert (counts.embedded, counts.unchanged, counts.deleted) == (0, 2, 0)
     assert await stored(engine, org) == second
 
     assert (await org.delete(f"/questions/{q['id']}")).status_code == 204
@@ -102,7 +103,7 @@ async def test_the_relay_queues_the_actor_which_follows_each_change(
     assert await stored(engine, org) == {}
 
 
-async def test_english_only_model_leaves_other_locales_to_lexical_search(
+async def test_the_english_model_embeds_english_and_the_multilingual_one_every_locale(
     engine: AsyncEngine, org: OrgClient
 ) -> None:
     assert (await org.patch("/settings", json={"locales": ["en", "de"]})).status_code == 200
@@ -115,11 +116,12 @@ async def test_english_only_model_leaves_other_locales_to_lexical_search(
     )
     assert r.status_code == 201, await r.get_json()
     await relay_and_embed(engine, org)
-    # WordLlama: English only. The org serves two languages, so the multilingual model's
-    # vector of the question's own text too (the cross-lingual leg); the translation gets none.
+    # WordLlama: English only; the multilingual model: the question's own text and the
+    # translation (German readers' semantic leg, issue 38).
     assert set(await stored(engine, org)) == {
         (q["id"], "en", WORDLLAMA_MODEL),
         (q["id"], "en", MULTILINGUAL_MODEL),
+        (q["id"], "de", MULTILINGUAL_MODEL),
     }
 
 
@@ -146,9 +148,8 @@ async def test_a_model_change_is_backfilled_then_the_old_vectors_go(
     )
     assert r.status_code == 201, await r.get_json()
     theirs = await create(other_org, title="Their refunds", answer="Paid.")
-    # WordLlama: English only (5); the org serves German too: the multilingual model's vector
-    # of each question's own text (5).
-    assert (await backfill_org(engine, org.info.id)).embedded == 10
+    # WordLlama: English only (5); the multilingual model: every text (5 + the translation).
+    assert (await backfill_org(engine, org.info.id)).embedded == 11
 
     new_model = OpenAIEmbedder(
         url=endpoint.url, model="test-embed-256", dimensions=256, api_key=API_KEY, batch_size=4
@@ -159,9 +160,9 @@ async def test_a_model_change_is_backfilled_then_the_old_vectors_go(
         vector = await embed_query("Wie erstatten Sie Geld?", new_model)
     finally:
         await new_model.aclose()
-    # The German translation too; WordLlama's 5 go, the multilingual model's 5 stay unchanged.
-    assert (counts.embedded, counts.unchanged, counts.deleted) == (6, 5, 5)
-    assert (again.embedded, again.unchanged, again.deleted) == (0, 11, 0)
+    # The German translation too; WordLlama's 5 go, the multilingual model's 6 stay unchanged.
+    assert (counts.embedded, counts.unchanged, counts.deleted) == (6, 6, 5)
+    assert (again.embedded, again.unchanged, again.deleted) == (0, 12, 0)
     rows = await stored(engine, org)
     assert {model for _, _, model in rows} == {"test-embed-256", MULTILINGUAL_MODEL}
     assert {(qid, loc) for qid, loc, model in rows if model == "test-embed-256"} == {
@@ -197,9 +198,9 @@ async def test_the_backfill_command_embeds_what_exists(engine: AsyncEngine, org:
         assert done.returncode == 0, done.stderr
         return done.stdout.strip().splitlines()[-1]
 
-    assert run() == f"{org.slug}: 3 embedded, 0 unchanged, 0 removed"
+    assert run() == f"{org.slug}: 6 embedded, 0 unchanged, 0 removed"  # two models
     assert {qid for qid, _, _ in await stored(engine, org)} == {q["id"] for q in made}
-    assert run() == f"{org.slug}: 0 embedded, 3 unchanged, 0 removed"
+    assert run() == f"{org.slug}: 0 embedded, 6 unchanged, 0 removed"
     missing = subprocess.run(
         [sys.executable, "-m", "tasks.cli", "embeddings", "backfill", "no-such-org-x"],
         env=dict(os.environ),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from api.answers.embedder import current_embedder
+from api.answers.multilingual import embedders
 from api.answers.vector_store import embed_questions
 from tests.api.helpcenter.helpers import enable, question
 from tests.fixtures.orgs import OrgClient
@@ -30,7 +30,7 @@ async def test_search_finds_by_meaning_with_synonyms_and_snippets(
     status, body = await page(org, "/en/search?q=how+do+I+get+my+money+back")
     assert status == 200 and "What is your refund policy?" not in body  # no vector yet
     ids = [refund["id"], password["id"], gift["id"]]
-    await embed_questions(engine, org.info.schema_name, ids, current_embedder())
+    await embed_questions(engine, org.info.schema_name, ids, embedders())
     r = await org.request("PUT", "/synonyms", json={"groups": [["passcode", "password"]]})
     assert r.status_code == 200
     status, body = await page(org, "/en/search?q=how+do+I+get+my+money+back")

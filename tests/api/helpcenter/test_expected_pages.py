@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from api.answers.embedder import current_embedder
+from api.answers.multilingual import embedders
 from api.answers.vector_store import embed_questions
 from api.helpcenter.i18n import catalog_languages, translated
 from billing.plans import Plan
@@ -242,7 +242,7 @@ async def test_related_questions_are_related_and_in_the_pages_language(
     english_only = await question(org, "Refund to another card", "A refund goes to the card used.")
     await question(org, "Do you sell my data?", "No, never.")
     ids = [q["id"] for q in made.values()] + [english_only["id"]]
-    await embed_questions(engine, org.info.schema_name, ids, current_embedder())
+    await embed_questions(engine, org.info.schema_name, ids, embedders())
     refund = made["How do I get a refund?"]
     status, body, _ = await page(org, f"/fr/questions/{refund['slug']}")
     assert status == 200
