@@ -54,6 +54,9 @@ class ModelLeg:
         self._vector: asyncio.Future[list[float]] | None = None
         self._text: str | None = None
         self.name = embedder.name
+        # The multilingual model reads a sentence whole (stopwords, accents and all);
+        # WordLlama reads the analysed words.
+        self.reads_sentences = embedder.name == MULTILINGUAL_MODEL
         self.found: dict[str, float] = {}
 
     def start(self, text: str) -> None:
@@ -62,11 +65,6 @@ class ModelLeg:
         if text != self._text:
             self._text = text
             self._vector = asyncio.ensure_future(embed_query(text, self._embedder))
-
-    @property
-    def started(self) -> str | None:
-        """The text being embedded, if any."""
-        return self._text
 
     async def nearest(self, category_ids: Sequence[str] | None) -> None:
         assert self._vector is not None
@@ -121,9 +119,9 @@ class EmbeddingsLeg:
             for model in (models if models is not None else embedders())
             if serves(model, locale)
         ]
-        names = [model_leg.name for model_leg in self._models]
         # Only the multilingual model in this language: its cosines' own floor and thresholds.
-        self.leg = MULTILINGUAL if names == [MULTILINGUAL_MODEL] else SEMANTIC
+        alone = len(self._models) == 1 and self._models[0].reads_sentences
+        self.leg = MULTILINGUAL if alone else SEMANTIC
 
     def start(self, typed: str) -> None:
         """Embed the query as typed with the multilingual model from now on, while the query
@@ -134,27 +132,22 @@ class EmbeddingsLeg:
         if status is not None and not status.available:
             return  # no vectors here: nothing to embed for
         for model in self._models:
-            if model.name == MULTILINGUAL_MODEL:
+            if model.reads_sentences:
                 model.start(typed)
 
     async def nearest(
-        self, text: str, category_ids: Sequence[str] | None, sentence: str | None = None
+        self, text: str, category_ids: Sequence[str] | None, sentence: str
     ) -> dict[str, float] | None:
         """``text``: the analysed query (WordLlama's); ``sentence``: the query as typed with
-        its typos corrected (the multilingual model's; default: as ``start`` was given)."""
+        its typos corrected (the multilingual model's: the same as ``start``'s unless a typo
+        was corrected)."""
         engine = self._session.bind
         if not self._models or not isinstance(engine, AsyncEngine):
             return None
         if not (await semantic_status(engine)).available:
             return None
         for model in self._models:
-            reads_sentences = model.name == MULTILINGUAL_MODEL
-            if not reads_sentences:
-                model.start(text)
-            elif sentence is not None:
-                model.start(sentence)
-            else:
-                model.start(model.started or text)
+            model.start(sentence if model.reads_sentences else text)
         for model in self._models:
             await model.nearest(category_ids)
         return self.blended()

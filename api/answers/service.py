@@ -49,7 +49,7 @@ class Semantic(Protocol):
         ...
 
     async def nearest(
-        self, text: str, category_ids: Sequence[str] | None, sentence: str | None = None
+        self, text: str, category_ids: Sequence[str] | None, sentence: str
     ) -> dict[str, float] | None:
         """{question id: cosine} of the questions nearest ``text`` (the analysed query) or
         ``sentence`` (as typed, typos corrected: for a model that reads sentences whole); None
