@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -27,16 +28,27 @@ def faq(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+async def faq_off_loop(*args: str) -> subprocess.CompletedProcess[str]:
+    """``faq`` from an async test: the command runs in a thread, so the test's event loop goes
+    on. The in-process app's background tasks run on that loop (a key's ``last_used_at``
+    write holds its row until it commits); blocking the loop on a command that writes the
+    same row (``faq keys revoke``) waited for a lock that could not be released until the
+    statement timed out."""
+    return await asyncio.to_thread(faq, *args)
+
+
 async def test_orgs_create_and_keys_create_print_json(client: Any) -> None:
     slug = unique_slug("cli")
-    created = faq("orgs", "create", slug, "--name", "CLI Org", "--plan", "PRO", "--json")
+    created = await faq_off_loop(
+        "orgs", "create", slug, "--name", "CLI Org", "--plan", "PRO", "--json"
+    )
     assert created.returncode == 0, created.stderr
     org = json.loads(created.stdout)
     assert set(org) == {"id", "slug", "name", "plan"}
     assert org["slug"] == slug and org["name"] == "CLI Org" and org["plan"] == "PRO"
     assert org["id"].startswith("org_")
 
-    key = faq("keys", "create", slug, "--scopes", "read,write", "--json")
+    key = await faq_off_loop("keys", "create", slug, "--scopes", "read,write", "--json")
     assert key.returncode == 0, key.stderr
     issued = json.loads(key.stdout)
     assert issued["scopes"] == ["read", "write"]
@@ -68,7 +80,7 @@ async def test_orgs_create_and_keys_create_print_json(client: Any) -> None:
     assert r.status_code == 200
     assert [c["slug"] for c in (await r.get_json())["data"]] == ["uncategorized"]
 
-    revoked = faq("keys", "revoke", issued["fingerprint"])
+    revoked = await faq_off_loop("keys", "revoke", issued["fingerprint"])
     assert revoked.returncode == 0, revoked.stderr
     import asyncio
 
@@ -93,9 +105,11 @@ def test_bad_input_is_refused_with_nonzero_exit() -> None:
 
 async def test_orgs_create_with_a_locale_serves_it(client: Any) -> None:
     slug = unique_slug("locale")
-    created = faq("orgs", "create", slug, "--locale", "pt-br", "--json")
+    created = await faq_off_loop("orgs", "create", slug, "--locale", "pt-br", "--json")
     assert created.returncode == 0, created.stderr
-    key = json.loads(faq("keys", "create", slug, "--scopes", "read", "--json").stdout)["key"]
+    key = json.loads(
+        (await faq_off_loop("keys", "create", slug, "--scopes", "read", "--json")).stdout
+    )["key"]
     auth = {"Authorization": f"Bearer {key}"}
     r = await client.get(f"/api/v1/{slug}/settings", headers=auth)
     data = (await r.get_json())["data"]
@@ -105,9 +119,11 @@ async def test_orgs_create_with_a_locale_serves_it(client: Any) -> None:
     assert (await r.get_json())["data"]["locale"] == "pt-BR"
 
     bad = unique_slug("locale")
-    refused = faq("orgs", "create", bad, "--locale", "xx-yy")
+    refused = await faq_off_loop("orgs", "create", bad, "--locale", "xx-yy")
     assert refused.returncode == 2 and "locale" in refused.stderr
-    assert faq("keys", "create", bad, "--scopes", "read").returncode == 1  # no such org
+    assert (
+        await faq_off_loop("keys", "create", bad, "--scopes", "read")
+    ).returncode == 1  # no such org
 
 
 def test_migrate_twice_is_a_noop() -> None:
@@ -123,15 +139,17 @@ async def test_set_plan_takes_effect_on_the_next_request(client: Any) -> None:
     import asyncio
 
     slug = unique_slug("plan")
-    assert faq("orgs", "create", slug, "--plan", "FREE").returncode == 0
-    key = json.loads(faq("keys", "create", slug, "--scopes", "write", "--json").stdout)["key"]
+    assert (await faq_off_loop("orgs", "create", slug, "--plan", "FREE")).returncode == 0
+    key = json.loads(
+        (await faq_off_loop("keys", "create", slug, "--scopes", "write", "--json")).stdout
+    )["key"]
     auth = {"Authorization": f"Bearer {key}"}
     url = f"/api/v1/{slug}/categories"
     for i in range(9):
         assert (await client.post(url, json={"name": f"c{i}"}, headers=auth)).status_code == 201
     assert (await client.post(url, json={"name": "over"}, headers=auth)).status_code == 402
 
-    changed = faq("orgs", "set-plan", slug, "starter")
+    changed = await faq_off_loop("orgs", "set-plan", slug, "starter")
     assert changed.returncode == 0, changed.stderr
     assert "STARTER" in changed.stdout
     for _ in range(50):
@@ -153,9 +171,11 @@ async def test_keys_create_makes_a_publishable_key_with_name_origins_and_expiry(
     client: Any,
 ) -> None:
     slug = unique_slug("cli")
-    assert faq("orgs", "create", slug, "--json").returncode == 0
-    admin = json.loads(faq("keys", "create", slug, "--scopes", "admin", "--json").stdout)
-    made = faq(
+    assert (await faq_off_loop("orgs", "create", slug, "--json")).returncode == 0
+    admin = json.loads(
+        (await faq_off_loop("keys", "create", slug, "--scopes", "admin", "--json")).stdout
+    )
+    made = await faq_off_loop(
         "keys",
         "create",
         slug,
@@ -188,4 +208,4 @@ async def test_keys_create_makes_a_publishable_key_with_name_origins_and_expiry(
         ["--scopes", "read", "--expires", "2001-01-01T00:00:00Z"],
         ["--scopes", "read", "--expires", "tomorrow"],
     ):
-        assert faq("keys", "create", slug, *bad).returncode == 2, bad
+        assert (await faq_off_loop("keys", "create", slug, *bad)).returncode == 2, bad
