@@ -43,6 +43,11 @@ log = structlog.get_logger(__name__)
 
 EMBED_ACTOR = "embeddings.embed_questions"
 BACKFILL_ACTOR = "embeddings.backfill"
+# Their own queue, after everything else: a backlog of embeddings (an import, a worker starting
+# after the API has taken writes) never holds a webhook delivery or a relay behind it. A worker
+# pulls from each queue it serves, and its threads take the other queues' messages first.
+QUEUE = "embeddings"
+PRIORITY = 100
 
 
 # Audit actions of a question that change its pending draft or its review, never the text it
@@ -87,7 +92,7 @@ def queue_embeddings(
         return
     ids = question_ids_of(events)
     if ids:
-        enqueue_after_commit(session, f"embeddings:{org_id}", EMBED_ACTOR, org_id, ids)
+        enqueue_after_commit(session, f"embeddings:{org_id}", EMBED_ACTOR, org_id, ids, queue=QUEUE)
 
 
 async def embed_org_questions(
@@ -122,11 +127,25 @@ async def backfill_org(
     return counts
 
 
-@actor(EMBED_ACTOR, max_retries=5, min_backoff=1_000, max_backoff=60_000)
+@actor(
+    EMBED_ACTOR,
+    queue=QUEUE,
+    priority=PRIORITY,
+    max_retries=5,
+    min_backoff=1_000,
+    max_backoff=60_000,
+)
 async def embed_questions_actor(org_id: str, question_ids: list[str]) -> None:
     await embed_org_questions(worker_engine(), org_id, question_ids)
 
 
-@actor(BACKFILL_ACTOR, max_retries=3, min_backoff=5_000, max_backoff=300_000)
+@actor(
+    BACKFILL_ACTOR,
+    queue=QUEUE,
+    priority=PRIORITY,
+    max_retries=3,
+    min_backoff=5_000,
+    max_backoff=300_000,
+)
 async def backfill_actor(org_id: str) -> None:
     await backfill_org(worker_engine(), org_id)

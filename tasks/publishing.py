@@ -93,7 +93,7 @@ async def publish_due_questions(engine: AsyncEngine | None = None) -> dict[str, 
 
 
 # Its own queue: a scheduled question is published within one period even while the default
-# queue holds a backlog (an import's embeddings, a burst of relays): a worker pulls from each
+# queue holds a backlog (a burst of relays, of deliveries): a worker pulls from each
 # queue it serves, so the sweep never waits behind that backlog, only for a free thread.
 QUEUE = "publishing"
 

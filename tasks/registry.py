@@ -23,17 +23,23 @@ class ActorSpec:
     name: str
     fn: Callable[..., Any]
     queue: str
+    priority: int = 0
     options: dict[str, Any] = field(default_factory=dict)
 
 
 ACTORS: dict[str, ActorSpec] = {}
 
 
-def actor(name: str, *, queue: str = "default", **options: Any) -> Callable[[F], F]:
+def actor(
+    name: str, *, queue: str = "default", priority: int = 0, **options: Any
+) -> Callable[[F], F]:
+    """``priority``: Dramatiq's, lower first; of the messages a worker has pulled from its
+    queues, a thread takes the lowest-numbered one (background bulk work: a higher number)."""
+
     def record(fn: F) -> F:
         if name in ACTORS and ACTORS[name].fn is not fn:
             raise RuntimeError(f"actor {name!r} is declared twice")
-        ACTORS[name] = ActorSpec(name, fn, queue, options)
+        ACTORS[name] = ActorSpec(name, fn, queue, priority, options)
         return fn
 
     return record
@@ -48,6 +54,6 @@ def declare_actors(broker: dramatiq.Broker) -> None:
                 broker=broker,
                 actor_name=spec.name,
                 queue_name=spec.queue,
-                priority=0,
+                priority=spec.priority,
                 options=spec.options,
             )

@@ -7,11 +7,8 @@ language too."""
 
 from __future__ import annotations
 
-import json
-import os
 from typing import Any
 
-import redis
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -23,11 +20,15 @@ from tasks.embeddings import (
     embed_org_questions,
     embed_questions_actor,
 )
+from tasks.embeddings import (
+    QUEUE as EMBEDDINGS_QUEUE,
+)
 from tasks.relay import relay_org
 from tenancy.db import tenant_session
 from tests.api.answers.test_answers_languages import answers, publish, serve, translate
 from tests.api.questions.helpers import default_category
 from tests.fixtures.orgs import OrgClient
+from tests.fixtures.queues import take_queued
 
 REFUND = ("How do I get a refund?", "Refunds are paid within 30 days, to the card you used.")
 PASSWORD = ("How do I reset my password?", "Use the Forgot password link on the sign-in page.")
@@ -191,23 +192,6 @@ async def test_a_french_org_finds_by_meaning_in_french(engine: AsyncEngine, org:
     assert await answers(org, "meilleure recette de pizza", "fr") == []
 
 
-def queued(org: OrgClient, actor_name: str) -> list[list[Any]]:
-    """The arguments of every ``actor_name`` message queued for the org, taken off the queue
-    (the test runs them itself, as the worker would)."""
-    client = redis.Redis.from_url(os.environ["REDIS_URL"])
-    found = []
-    try:
-        for message_id, raw in client.hgetall("faq:default.msgs").items():
-            message = json.loads(raw)
-            if message["actor_name"] == actor_name and message["args"][0] == org.info.id:
-                found.append(message["args"])
-                client.hdel("faq:default.msgs", message_id)
-                client.lrem("faq:default", 0, message_id)
-    finally:
-        client.close()
-    return found
-
-
 async def test_a_published_question_gets_both_models_vectors_from_the_relay(
     engine: AsyncEngine, org: OrgClient
 ) -> None:
@@ -215,7 +199,7 @@ async def test_a_published_question_gets_both_models_vectors_from_the_relay(
     multilingual vectors from the start."""
     refund = await publish(org, await default_category(org), *REFUND)
     await relay_org(engine, org.info.id)
-    for _, question_ids in queued(org, EMBED_ACTOR):
+    for _, question_ids in take_queued(org.info.id, EMBED_ACTOR, EMBEDDINGS_QUEUE):
         await embed_questions_actor(org.info.id, question_ids)
     assert (await models_of(engine, org))[MULTILINGUAL_MODEL] == {(refund["id"], "en")}
 

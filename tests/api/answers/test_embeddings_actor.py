@@ -5,14 +5,12 @@ Also the backfill (``faq embeddings backfill``) and a model change."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
 
 import pytest
-import redis
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -22,11 +20,13 @@ from api.answers.openai_embedder import OpenAIEmbedder
 from api.answers.query_embeddings import embed_query
 from api.answers.vectors import nearest
 from tasks.embeddings import EMBED_ACTOR, backfill_org, embed_org_questions, embed_questions_actor
+from tasks.embeddings import QUEUE as EMBEDDINGS_QUEUE
 from tasks.relay import relay_org
 from tenancy.db import tenant_session
 from tests.api.answers.embeddings_server import API_KEY, EmbeddingsServer
 from tests.api.questions.helpers import create
 from tests.fixtures.orgs import OrgClient
+from tests.fixtures.queues import take_queued
 
 pytestmark = pytest.mark.slow
 
@@ -50,18 +50,7 @@ async def stored(engine: AsyncEngine, org: OrgClient) -> dict[tuple[str, str, st
 def queued_embeddings(org: OrgClient) -> list[list[str]]:
     """The question ids of every ``embeddings.embed_questions`` message queued for the org
     (taken off the queue: this test runs them itself, as the worker would)."""
-    client = redis.Redis.from_url(os.environ["REDIS_URL"])
-    found = []
-    try:
-        for message_id, raw in client.hgetall("faq:default.msgs").items():
-            message = json.loads(raw)
-            if message["actor_name"] == EMBED_ACTOR and message["args"][0] == org.info.id:
-                found.append(message["args"][1])
-                client.hdel("faq:default.msgs", message_id)
-                client.lrem("faq:default", 0, message_id)
-    finally:
-        client.close()
-    return found
+    return [args[1] for args in take_queued(org.info.id, EMBED_ACTOR, EMBEDDINGS_QUEUE)]
 
 
 async def relay_and_embed(engine: AsyncEngine, org: OrgClient) -> list[list[str]]:

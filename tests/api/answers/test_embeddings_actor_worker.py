@@ -20,6 +20,7 @@ from tests.api.answers.test_answers import answers, titles
 from tests.api.imports.helpers import all_questions, fixture, upload
 from tests.api.questions.helpers import create
 from tests.fixtures.orgs import OrgClient
+from tests.fixtures.queues import wait_until_idle
 from tests.fixtures.receiver import WORKER_ENV, Process
 from tests.fixtures.services import Services
 
@@ -36,8 +37,13 @@ def worker(services: Services) -> Iterator[Process]:
         folder / "worker.log",
     )
     process.start(ready="Worker process is ready")
-    yield process
-    process.kill()
+    try:
+        # Earlier tests of this session wrote questions with no worker running: their
+        # embeddings are relayed now, and this test's own would wait behind them.
+        wait_until_idle()
+        yield process
+    finally:
+        process.kill()
 
 
 async def embeddings_of(engine: AsyncEngine, org: OrgClient) -> dict[str, str]:

@@ -11,14 +11,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tenancy.queue import NAMESPACE
-from tenancy.settings import get_settings
 from tests.api.audit.conftest import audit_page
 from tests.api.questions.helpers import create
 from tests.fixtures.orgs import OrgClient
+from tests.fixtures.queues import wait_until_idle
 from tests.fixtures.receiver import WORKER_ENV, Process
 from tests.fixtures.services import Services
 
@@ -39,31 +37,11 @@ def worker(services: Services) -> Iterator[Process]:
         services.root / "audit-visibility-worker.log",
     )
     proc.start(ready="Worker process is ready")
-    wait_until_idle()
-    yield proc
-    proc.stop()
-
-
-def wait_until_idle(timeout: float = 60) -> None:
-    """Until the worker has taken every message earlier tests left queued (a sweep of every
-    org they made) and finished them: the promise is about a worker that is not busy."""
-    client = redis.Redis.from_url(get_settings().require_redis_url())
-    deadline = time.monotonic() + timeout
     try:
-        while time.monotonic() < deadline:
-            busy = 0
-            # Dramatiq's keys: ``<ns>:<queue>.msgs`` (the messages of a queue, its list of
-            # ids due now is ``<ns>:<queue>``), ``<ns>:__acks__.*`` (taken, not finished).
-            for key in client.scan_iter(f"{NAMESPACE}:__acks__.*"):
-                busy += client.scard(key)
-            for key in client.scan_iter(f"{NAMESPACE}:*.msgs"):
-                busy += client.llen(key.removesuffix(b".msgs"))
-            if busy == 0:
-                return
-            time.sleep(0.2)
+        wait_until_idle()
+        yield proc
     finally:
-        client.close()
-    raise RuntimeError("the worker did not finish the queued messages")
+        proc.stop()
 
 
 async def entry_ids(org: OrgClient, **query: Any) -> list[str]:
