@@ -26,30 +26,38 @@ from tenancy.db import read_records
 NEAREST = 50  # the nearest questions read from the index per model, beside the lexical ones
 
 _COSINES_SQL = """
-SELECT e.question_id, 1 - (e.embedding OPERATOR(public.<=>) $1::public.vector) AS similarity
+SELECT e.question_id, e.model,
+    1 - (e.embedding OPERATOR(public.<=>) ${vector}::public.vector) AS similarity
 FROM question_embeddings e JOIN questions q ON q.id = e.question_id
-WHERE e.question_id = ANY($2::text[]) AND e.locale = $3 AND e.model = $4 AND e.dimensions = $5
-    AND q.deleted_at IS NULL AND q.status = 'published'{rule}
+WHERE e.question_id = ANY(${ids}::text[]) AND e.locale = $1 AND e.model = ${model}
+    AND e.dimensions = ${dimensions} AND q.deleted_at IS NULL AND q.status = 'published'{rule}
 """
 
 
 @lru_cache(maxsize=256)
-def cosines_sql(audiences: Audiences) -> str:
-    """The cosines of published questions its readers may read (issue 39)."""
+def cosines_sql(audiences: Audiences, models: int = 1) -> str:
+    """The cosines of published questions its readers may read (issue 39), for ``models``
+    models in one statement: $1 the locale, then per model its vector, the ids, its name and
+    its vectors' size."""
     rule = question_rule_sql(audiences, "q")
-    return _COSINES_SQL.replace("{rule}", f" AND {rule}" if rule is not None else "")
+    parts = []
+    for n in range(models):
+        first = 2 + 4 * n
+        parts.append(
+            _COSINES_SQL.replace("{rule}", f" AND {rule}" if rule is not None else "")
+            .replace("{vector}", str(first))
+            .replace("{ids}", str(first + 1))
+            .replace("{model}", str(first + 2))
+            .replace("{dimensions}", str(first + 3))
+        )
+    return parts[0] if models == 1 else " UNION ALL ".join(f"({part})" for part in parts)
 
 
 class ModelLeg:
-    """One model's part of the leg: the query's vector, the nearest questions, and the
-    cosines of the other candidates."""
+    """One model's part of the leg: the query's vector and the cosines found so far (of the
+    nearest questions, then of the other candidates)."""
 
-    def __init__(
-        self, session: AsyncSession, locale: str, audiences: Audiences, embedder: Embedder
-    ) -> None:
-        self._session = session
-        self._locale = locale
-        self._audiences = audiences
+    def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
         self._vector: asyncio.Future[list[float]] | None = None
         self._text: str | None = None
@@ -66,45 +74,17 @@ class ModelLeg:
             self._text = text
             self._vector = asyncio.ensure_future(embed_query(text, self._embedder))
 
-    async def nearest(self, category_ids: Sequence[str] | None) -> None:
+    async def vector(self) -> list[float]:
         assert self._vector is not None
-        vector = await self._vector
-        found = await vectors.nearest(
-            self._session,
-            vector,
-            locale=self._locale,
-            limit=NEAREST,
-            published_only=True,
-            category_ids=category_ids,
-            model=self._embedder.name,
-            audiences=self._audiences,
-        )
-        self.found.update(found)
-
-    async def add_cosines(self, ids: Sequence[str]) -> None:
-        """The cosines of those of ``ids`` it has not found yet."""
-        assert self._vector is not None
-        vector = await self._vector
-        missing = [i for i in ids if i not in self.found]
-        if not missing or not any(vector):
-            return
-        rows = await read_records(
-            self._session,
-            cosines_sql(self._audiences),
-            vectors.vector_literal(vector),
-            missing,
-            self._locale,
-            self._embedder.name,
-            len(vector),
-        )
-        self.found.update((r["question_id"], float(r["similarity"])) for r in rows)
+        return await self._vector
 
 
 class EmbeddingsLeg:
     """One query's semantic leg in ``locale``, on the org's ``session``, for readers of
     ``audiences`` (``api.audiences.visibility``; None: no audience rule); ``models``: the
     embedders to blend (default ``api.answers.multilingual.embedders()``), of which those that
-    serve ``locale`` are asked."""
+    serve ``locale`` are asked. Every model is read in the same statement: one for the
+    nearest questions, one for the other candidates' cosines."""
 
     def __init__(
         self,
@@ -114,8 +94,10 @@ class EmbeddingsLeg:
         models: Sequence[Embedder] | None = None,
     ) -> None:
         self._session = session
+        self._locale = locale
+        self._audiences = audiences
         self._models = [
-            ModelLeg(session, locale, audiences, model)
+            ModelLeg(model)
             for model in (models if models is not None else embedders())
             if serves(model, locale)
         ]
@@ -148,15 +130,34 @@ class EmbeddingsLeg:
             return None
         for model in self._models:
             model.start(sentence if model.reads_sentences else text)
+        found = await vectors.nearest_of_models(
+            self._session,
+            [(model.name, await model.vector()) for model in self._models],
+            locale=self._locale,
+            limit=NEAREST,
+            published_only=True,
+            category_ids=category_ids,
+            audiences=self._audiences,
+        )
         for model in self._models:
-            await model.nearest(category_ids)
+            model.found.update(found.get(model.name, ()))
         return self.blended()
 
     async def cosines(self, ids: Sequence[str]) -> dict[str, float]:
         """The blended cosine of every candidate: ``ids`` and what ``nearest`` found."""
         every = list(dict.fromkeys([*ids, *self.blended()]))
+        args: list[object] = [self._locale]
         for model in self._models:
-            await model.add_cosines(every)
+            vector = await model.vector()
+            missing = [i for i in every if i not in model.found]
+            if missing and any(vector):
+                args += [vectors.vector_literal(vector), missing, model.name, len(vector)]
+        asked = (len(args) - 1) // 4
+        if asked:
+            rows = await read_records(self._session, cosines_sql(self._audiences, asked), *args)
+            by_name = {model.name: model for model in self._models}
+            for row in rows:
+                by_name[row["model"]].found[row["question_id"]] = float(row["similarity"])
         return self.blended()
 
     def blended(self) -> dict[str, float]:

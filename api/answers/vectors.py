@@ -34,18 +34,25 @@ def vector_literal(vector: Sequence[float]) -> str:
 
 @lru_cache(maxsize=64)
 def _nearest_sql(
-    dimensions: int, published_only: bool, with_categories: bool, audiences: Audiences = None
+    dimensions: int,
+    published_only: bool,
+    with_categories: bool,
+    audiences: Audiences = None,
+    vector_param: int = 1,
+    model_param: int = 2,
 ) -> str:
     """The statement for vectors of ``dimensions`` (an int: rendered in the SQL so that the
     planner matches the partial index ``ix_question_embeddings_hnsw_<dimensions>``), in
-    PostgreSQL's own parameters: $1 the vector's text, $2 model, $3 locale, $4 limit, $5 the
-    category ids. ``audiences``: only questions its readers may read (issue 39)."""
+    PostgreSQL's own parameters: ``$<vector_param>`` the vector's text, ``$<model_param>`` the
+    model, $3 locale, $4 limit, $5 the category ids. ``audiences``: only questions its readers
+    may read (issue 39)."""
     d = int(dimensions)
+    vector, model = f"${int(vector_param)}", f"${int(model_param)}"
     # Qualified operator: the role's search_path does not include ``public``.
     distance = (
-        f"(e.embedding::public.vector({d})) OPERATOR(public.<=>) $1::text::public.vector({d})"
+        f"(e.embedding::public.vector({d})) OPERATOR(public.<=>) {vector}::text::public.vector({d})"
     )
-    filters = [f"e.dimensions = {d}", "e.model = $2", "e.locale = $3", "q.deleted_at IS NULL"]
+    filters = [f"e.dimensions = {d}", f"e.model = {model}", "e.locale = $3", "q.deleted_at IS NULL"]
     if published_only:
         filters += [
             "q.status = 'published'",
@@ -59,10 +66,36 @@ def _nearest_sql(
     if with_categories:
         filters.append("q.category_id = ANY($5::text[])")
     return (
-        f"SELECT e.question_id, 1 - ({distance}) AS similarity"
+        f"SELECT e.question_id, e.model, 1 - ({distance}) AS similarity"
         " FROM question_embeddings e JOIN questions q ON q.id = e.question_id"
         f" WHERE {' AND '.join(filters)} ORDER BY {distance} LIMIT $4"
     )
+
+
+def nearest_statement(
+    asked: Sequence[tuple[str, Sequence[float]]],
+    locale: str,
+    limit: int,
+    published_only: bool,
+    category_ids: Sequence[str] | None,
+    audiences: Audiences = None,
+) -> tuple[str, list[object]]:
+    """The SQL and arguments of ``nearest_of_models``: one ``_nearest_sql`` per model, joined
+    by UNION ALL, the locale, limit and categories shared."""
+    (model, vector), others = asked[0], asked[1:]
+    args: list[object] = [vector_literal(vector), model, locale, limit]
+    if category_ids is not None:
+        args.append(list(category_ids))
+    with_categories = category_ids is not None
+    parts = [_nearest_sql(len(vector), published_only, with_categories, audiences)]
+    for model, vector in others:
+        args += [vector_literal(vector), model]
+        parts.append(
+            _nearest_sql(
+                len(vector), published_only, with_categories, audiences, len(args) - 1, len(args)
+            )
+        )
+    return (parts[0] if not others else " UNION ALL ".join(f"({p})" for p in parts)), args
 
 
 def _engine(session: AsyncSession) -> AsyncEngine:
@@ -86,23 +119,47 @@ async def nearest(
     ``category_ids``: in those categories; ``audiences``: those its readers may read (None:
     no audience rule). ``model``: whose vectors (default: the configured
     embedder's). A zero vector (a query of no known word) finds nothing."""
-    if limit < 1 or not any(vector) or (category_ids is not None and not category_ids):
-        return []
+    name = model or configured_model_name()
+    found = await nearest_of_models(
+        session,
+        [(name, vector)],
+        locale=locale,
+        limit=limit,
+        published_only=published_only,
+        category_ids=category_ids,
+        audiences=audiences,
+    )
+    return found.get(name, [])
+
+
+async def nearest_of_models(
+    session: AsyncSession,
+    queries: Sequence[tuple[str, Sequence[float]]],
+    *,
+    locale: str,
+    limit: int,
+    published_only: bool,
+    category_ids: Sequence[str] | None,
+    audiences: Audiences = None,
+) -> dict[str, list[tuple[str, float]]]:
+    """``nearest`` for several models at once, one statement (one round trip, each model's
+    own index): ``queries`` pairs a model with its query vector; ``{model: [(id, cosine)]}``,
+    best first, without the models whose vector is zero."""
+    asked = [(model, vector) for model, vector in queries if any(vector)]
+    if limit < 1 or not asked or (category_ids is not None and not category_ids):
+        return {}
     if not (await semantic_status(_engine(session))).available:
-        return []
+        return {}
     # Asked of the read's own connection (a read pool's keeps it): no transaction for it.
     ef_search = min(MAX_EF_SEARCH, limit * 4)
     settings = (("hnsw.ef_search", str(ef_search)),) if ef_search > DEFAULT_EF_SEARCH else ()
-    args: list[object] = [vector_literal(vector), model or configured_model_name(), locale, limit]
-    if category_ids is not None:
-        args.append(list(category_ids))
-    rows = await read_records(
-        session,
-        _nearest_sql(len(vector), published_only, category_ids is not None, audiences),
-        *args,
-        settings=settings,
-    )
-    return [(row["question_id"], float(row["similarity"])) for row in rows]
+    sql, args = nearest_statement(asked, locale, limit, published_only, category_ids, audiences)
+    found: dict[str, list[tuple[str, float]]] = {}
+    for row in await read_records(session, sql, *args, settings=settings):
+        found.setdefault(row["model"], []).append((row["question_id"], float(row["similarity"])))
+    for rows in found.values():
+        rows.sort(key=lambda row: -row[1])
+    return found
 
 
 _SOURCE = text(

@@ -127,6 +127,48 @@ async def test_the_query_is_served_by_the_hnsw_index(engine: AsyncEngine, org: O
     assert "ix_question_embeddings_hnsw_256" in plan, plan
 
 
+async def test_both_models_are_read_in_one_statement_each_by_its_own_index(
+    engine: AsyncEngine, org: OrgClient
+) -> None:
+    """The semantic leg asks both models' nearest questions in one statement (one round
+    trip); each branch must still match its model's partial HNSW index, with a category
+    filter too, and the statement finds what each model's own statement finds."""
+    await seeded(engine, org, FAQ[:2])
+    from api.answers.embedder import configured_model_name
+    from api.answers.multilingual import MULTILINGUAL_MODEL, current_multilingual
+    from api.answers.vectors import nearest_of_models, nearest_statement
+
+    asked = [
+        (configured_model_name(), await embed_query("refund")),
+        (MULTILINGUAL_MODEL, await embed_query("refund", current_multilingual())),
+    ]
+    async with tenant_session(engine, org.info.schema_name) as session:
+        for categories in (None, ["cat_none"]):
+            sql, args = nearest_statement(asked, "en", 5, True, categories)
+            await session.execute(text("SET LOCAL enable_seqscan = off"))
+            await session.execute(text("SET LOCAL enable_sort = off"))
+            plan = "\n".join(
+                row[0] for row in await read_records(session, f"EXPLAIN {sql}", *args)
+            )
+            assert "ix_question_embeddings_hnsw_256" in plan, plan
+            assert "ix_question_embeddings_hnsw_512" in plan, plan
+        await session.rollback()
+        together = await nearest_of_models(
+            session, asked, locale="en", limit=5, published_only=True, category_ids=None
+        )
+        for model, vector in asked:
+            alone = await nearest(
+                session,
+                vector,
+                locale="en",
+                limit=5,
+                published_only=True,
+                category_ids=None,
+                model=model,
+            )
+            assert alone and together[model] == alone
+
+
 async def test_a_wide_search_opens_no_transaction_and_widens_the_candidates(
     engine: AsyncEngine, org: OrgClient
 ) -> None:
