@@ -147,9 +147,7 @@ async def test_both_models_are_read_in_one_statement_each_by_its_own_index(
             sql, args = nearest_statement(asked, "en", 5, True, categories)
             await session.execute(text("SET LOCAL enable_seqscan = off"))
             await session.execute(text("SET LOCAL enable_sort = off"))
-            plan = "\n".join(
-                row[0] for row in await read_records(session, f"EXPLAIN {sql}", *args)
-            )
+            plan = "\n".join(row[0] for row in await read_records(session, f"EXPLAIN {sql}", *args))
             assert "ix_question_embeddings_hnsw_256" in plan, plan
             assert "ix_question_embeddings_hnsw_512" in plan, plan
         await session.rollback()
