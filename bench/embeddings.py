@@ -116,8 +116,8 @@ async def _nearest_timings(schema: str, runs: int) -> dict[str, Any]:
 
     from api.answers.embedder import WordLlamaEmbedder
     from api.answers.query_embeddings import QueryEmbeddingCache, embed_query
-    from api.answers.vectors import _nearest_sql, nearest, vector_literal
-    from tenancy.db import make_engine, tenant_session
+    from api.answers.vectors import nearest, nearest_statement
+    from tenancy.db import make_engine, read_records, tenant_session
     from tenancy.settings import get_settings
 
     get_settings.cache_clear()
@@ -146,19 +146,9 @@ async def _nearest_timings(schema: str, runs: int) -> dict[str, Any]:
                 timings[mode].append((time.perf_counter() - started) * 1000)
                 assert found, "nearest found nothing: the embeddings are missing"
         vector = await embed_query(QUERIES[0], embedder, no_cache)
+        sql, args = nearest_statement([(embedder.name, vector)], "en", 20, True, None)
         async with tenant_session(engine, schema) as session:
-            plan = "\n".join(
-                row[0]
-                for row in await session.execute(
-                    text("EXPLAIN " + _nearest_sql(len(vector), True, False).text),
-                    {
-                        "vector": vector_literal(vector),
-                        "model": embedder.name,
-                        "locale": "en",
-                        "limit": 20,
-                    },
-                )
-            )
+            plan = "\n".join(row[0] for row in await read_records(session, f"EXPLAIN {sql}", *args))
     finally:
         await engine.dispose()
 
