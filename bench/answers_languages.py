@@ -3,7 +3,7 @@ language is first class"): an Arabic set parallel to an English one (XQuAD-R), a
 of questions whose FAQ is English (Tatoeba), both cited in ``bench/answers/README.md``.
 
     .venv/bin/python -m bench.answers_languages [--split dev|test] [--offline]
-        [--sets xquad,tatoeba,heldout]
+        [--sets xquad,tatoeba,heldout] [--readers en,fr]
 
 Each scenario loads an org through the HTTP API in a world of its own (embedded PostgreSQL and
 Redis), asks ``/answers`` with the reader's ``locale``, and measures beside it BM25 over the
@@ -520,11 +520,21 @@ _QUICK = ("xquad en", "xquad ar", "tatoeba en, fr reader (cross-lingual)", "held
 
 
 def run(
-    split: str, with_http: bool, kinds: Sequence[str] = tuple(LOADERS)
+    split: str,
+    with_http: bool,
+    kinds: Sequence[str] = tuple(LOADERS),
+    readers: Sequence[str] | None = None,
 ) -> dict[str, dict[str, Metrics]]:
+    """``readers``: only the scenarios of readers in these languages (default: all)."""
     use = use_model()
     # The held-out set has a test split only: it is never tuned on.
-    scenarios = [s for s in SCENARIOS if s.kind in kinds and questions_of(s, split)[1]]
+    scenarios = [
+        s
+        for s in SCENARIOS
+        if s.kind in kinds
+        and (readers is None or s.reader in readers)
+        and questions_of(s, split)[1]
+    ]
     results: dict[str, dict[str, Metrics]] = {s.name: offline(s, split, use) for s in scenarios}
     if with_http:
         from bench.standalone import in_world
@@ -546,8 +556,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--sets", default=",".join(LOADERS), help=f"comma-separated, of {', '.join(LOADERS)}"
     )
+    parser.add_argument(
+        "--readers", default=None, help="comma-separated reader languages (default: all)"
+    )
     args = parser.parse_args(argv)
-    results = run(args.split, not args.offline, args.sets.split(","))
+    readers = args.readers.split(",") if args.readers else None
+    results = run(args.split, not args.offline, args.sets.split(","), readers)
     print(HEADER)
     for scenario, methods in results.items():
         for method in ("/answers", "BM25 (title+answer)", "USE multilingual v3 cosine", WORDLLAMA):
