@@ -3,8 +3,11 @@ the questions' (``vectors``, pgvector's HNSW index), of every model that embeds 
 locale (``api.answers.multilingual.embedders``: WordLlama, English only, and the multilingual
 USE, every language). A candidate's cosine is the mean of the models' cosines it has: neither
 model alone finds as much as both (docs/decisions.md, issue 38), and in a language WordLlama
-does not embed the multilingual model is the leg alone. A question missing one model's vector
-(not written yet) is scored by the other's."""
+does not embed the multilingual model is the leg alone. Where WordLlama embeds, only it reads
+the index for the nearest questions; the multilingual model rescores the candidates (the
+lexical leg's and WordLlama's nearest): its own nearest search cost a third of the request
+and moved P@1 by less than its noise (docs/decisions.md, session 19). A question missing one
+model's vector (not written yet) is scored by the other's."""
 
 from __future__ import annotations
 
@@ -65,6 +68,8 @@ class ModelLeg:
         # The multilingual model reads a sentence whole (stopwords, accents and all);
         # WordLlama reads the analysed words.
         self.reads_sentences = embedder.name == MULTILINGUAL_MODEL
+        # Whether it reads the index for the nearest questions (else it only rescores).
+        self.searches = True
         self.found: dict[str, float] = {}
 
     def start(self, text: str) -> None:
@@ -96,14 +101,17 @@ class EmbeddingsLeg:
         self._session = session
         self._locale = locale
         self._audiences = audiences
-        self._models = [
+        self.models = [
             ModelLeg(model)
             for model in (models if models is not None else embedders())
             if serves(model, locale)
         ]
         # Only the multilingual model in this language: its cosines' own floor and thresholds.
-        alone = len(self._models) == 1 and self._models[0].reads_sentences
+        alone = len(self.models) == 1 and self.models[0].reads_sentences
         self.leg = MULTILINGUAL if alone else SEMANTIC
+        if any(not model.reads_sentences for model in self.models):
+            for model in self.models:
+                model.searches = not model.reads_sentences
 
     def start(self, typed: str) -> None:
         """Embed the query as typed with the multilingual model from now on, while the query
@@ -113,7 +121,7 @@ class EmbeddingsLeg:
         status = known_status(engine) if isinstance(engine, AsyncEngine) else None
         if status is not None and not status.available:
             return  # no vectors here: nothing to embed for
-        for model in self._models:
+        for model in self.models:
             if model.reads_sentences:
                 model.start(typed)
 
@@ -124,22 +132,23 @@ class EmbeddingsLeg:
         its typos corrected (the multilingual model's: the same as ``start``'s unless a typo
         was corrected)."""
         engine = self._session.bind
-        if not self._models or not isinstance(engine, AsyncEngine):
+        if not self.models or not isinstance(engine, AsyncEngine):
             return None
         if not (await semantic_status(engine)).available:
             return None
-        for model in self._models:
+        for model in self.models:
             model.start(sentence if model.reads_sentences else text)
+        searching = [model for model in self.models if model.searches]
         found = await vectors.nearest_of_models(
             self._session,
-            [(model.name, await model.vector()) for model in self._models],
+            [(model.name, await model.vector()) for model in searching],
             locale=self._locale,
             limit=NEAREST,
             published_only=True,
             category_ids=category_ids,
             audiences=self._audiences,
         )
-        for model in self._models:
+        for model in searching:
             model.found.update(found.get(model.name, ()))
         return self.blended()
 
@@ -147,7 +156,7 @@ class EmbeddingsLeg:
         """The blended cosine of every candidate: ``ids`` and what ``nearest`` found."""
         every = list(dict.fromkeys([*ids, *self.blended()]))
         args: list[object] = [self._locale]
-        for model in self._models:
+        for model in self.models:
             vector = await model.vector()
             missing = [i for i in every if i not in model.found]
             if missing and any(vector):
@@ -155,13 +164,13 @@ class EmbeddingsLeg:
         asked = (len(args) - 1) // 4
         if asked:
             rows = await read_records(self._session, cosines_sql(self._audiences, asked), *args)
-            by_name = {model.name: model for model in self._models}
+            by_name = {model.name: model for model in self.models}
             for row in rows:
                 by_name[row["model"]].found[row["question_id"]] = float(row["similarity"])
         return self.blended()
 
     def blended(self) -> dict[str, float]:
-        return blend([model.found for model in self._models])
+        return blend([model.found for model in self.models])
 
 
 def blend(cosines: Sequence[Mapping[str, float]]) -> dict[str, float]:

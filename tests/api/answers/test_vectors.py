@@ -187,3 +187,56 @@ async def test_a_wide_search_opens_no_transaction_and_widens_the_candidates(
             session, vector, locale="en", limit=50, published_only=True, category_ids=None
         )
     assert pooled == in_transaction and len(pooled) == len(FAQ)
+
+
+async def test_in_english_only_wordllama_searches_and_the_multilingual_model_rescores(
+    engine: AsyncEngine, org: OrgClient
+) -> None:
+    """Where WordLlama embeds, the leg reads the index with it alone; the multilingual model's
+    cosines come for the candidates only, and each candidate's cosine is still the mean of
+    both models' (as each model's own search scores it). Where WordLlama does not embed, the
+    multilingual model searches."""
+    from api.answers.embedder import configured_model_name
+    from api.answers.multilingual import MULTILINGUAL_MODEL, current_multilingual
+    from api.answers.semantic_leg import EmbeddingsLeg
+
+    made = await seeded(engine, org)
+    typed = "how do I get my money back?"
+    async with tenant_session(engine, org.info.schema_name) as session:
+        leg = EmbeddingsLeg(session, "en")
+        assert [(m.name, m.searches) for m in leg.models] == [
+            (configured_model_name(), True),
+            (MULTILINGUAL_MODEL, False),
+        ]
+        leg.start(typed)
+        near = await leg.nearest("how do i get my money back", None, typed)
+        wordllama, use = leg.models
+        assert near is not None and set(near) == set(made.values())
+        assert set(wordllama.found) == set(made.values())
+        assert use.found == {}  # no search of its own
+        blended = await leg.cosines([])
+        assert set(use.found) == set(made.values())
+        own = {}
+        for name, vector in (
+            (configured_model_name(), await embed_query("how do i get my money back")),
+            (MULTILINGUAL_MODEL, await embed_query(typed, current_multilingual())),
+        ):
+            found = await nearest(
+                session,
+                vector,
+                locale="en",
+                limit=5,
+                published_only=True,
+                category_ids=None,
+                model=name,
+            )
+            own[name] = dict(found)
+        for question_id, cosine in blended.items():
+            mean = (
+                own[configured_model_name()][question_id] + own[MULTILINGUAL_MODEL][question_id]
+            ) / 2
+            assert abs(cosine - mean) < 1e-5
+        assert max(blended, key=blended.__getitem__) == made[REFUND]
+
+        french = EmbeddingsLeg(session, "fr")
+        assert [(m.name, m.searches) for m in french.models] == [(MULTILINGUAL_MODEL, True)]
