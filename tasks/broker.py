@@ -7,6 +7,10 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import structlog
@@ -15,6 +19,7 @@ from dramatiq.brokers.redis import RedisBroker
 from dramatiq.middleware import Middleware
 from dramatiq.middleware.asyncio import AsyncIO
 
+from api.imports.conversion import NICENESS
 from tasks.registry import declare_actors
 from tenancy.logging import configure_logging
 from tenancy.loop_resources import close_loop_resources
@@ -22,14 +27,40 @@ from tenancy.queue import get_broker
 from tenancy.settings import get_settings
 
 
+def lower_thread_priority() -> None:
+    """This thread (only: Linux schedules threads alone) yields the CPU to requests when it is
+    short: its niceness becomes ``NICENESS``, or stays higher."""
+    if not sys.platform.startswith("linux"):
+        return
+    thread = threading.get_native_id()
+    try:
+        now = os.getpriority(os.PRIO_PROCESS, thread)
+        os.setpriority(os.PRIO_PROCESS, thread, max(now, NICENESS))
+    except OSError:  # not allowed here: the thread keeps the process's priority
+        return
+
+
 class WorkerLifecycle(Middleware):
-    """In worker processes: logs at FAQ_LOG_LEVEL (JSON, like the API) on boot; on shutdown,
+    """In worker processes: logs at FAQ_LOG_LEVEL (JSON, like the API) on boot; the event
+    loop's thread work (``asyncio.to_thread``: the models embedding questions, the worker's
+    CPU-heavy part) runs at a lower priority, so that it yields the CPU to the API's requests
+    on a shared machine, as an import's converters do (its I/O and the actors' own code keep
+    theirs); on shutdown,
     the event loop's resources (``tenancy/loop_resources.py``: HTTP sessions, Redis clients,
     the engine, sends still in flight) are closed while the loop still runs (this middleware
     sits before AsyncIO, whose shutdown stops the loop)."""
 
     def before_worker_boot(self, broker: Any, worker: Any) -> None:
         configure_logging(get_settings().faq_log_level)
+
+    def after_worker_boot(self, broker: Any, worker: Any) -> None:
+        thread = get_event_loop_thread()
+        if thread is None:
+            return
+        executor = ThreadPoolExecutor(
+            thread_name_prefix="worker-background", initializer=lower_thread_priority
+        )
+        thread.loop.call_soon_threadsafe(thread.loop.set_default_executor, executor)
 
     def after_worker_shutdown(self, broker: Any, worker: Any) -> None:
         thread = get_event_loop_thread()

@@ -97,3 +97,49 @@ async def test_the_worker_embeds_an_import_and_answers_find_it_by_meaning(
     await eventually(engine, org, lambda rows: set(rows) == made)
     _, body = await answers(org, q="how can I make a payment")
     assert titles(body) == ["How do I pay?"]
+
+
+def worker_threads(worker: Process) -> list[tuple[int, int, float]]:
+    """Every thread of the worker's processes: (thread id, niceness, CPU seconds)."""
+    import psutil
+
+    assert worker.popen is not None
+    found = []
+    for process in psutil.Process(worker.popen.pid).children(recursive=True):
+        for thread in process.threads():
+            try:
+                nice = os.getpriority(os.PRIO_PROCESS, thread.id)
+            except OSError:  # gone since
+                continue
+            found.append((thread.id, nice, thread.user_time + thread.system_time))
+    return found
+
+
+async def test_the_worker_embeds_at_a_lower_priority_than_the_rest(
+    worker: Process, engine: AsyncEngine, org: OrgClient
+) -> None:
+    """The models' CPU work runs in threads that yield the CPU to requests (niceness 10);
+    the worker's processes themselves (their main threads: the relay, the deliveries) keep
+    theirs."""
+    from api.imports.conversion import NICENESS
+
+    before = {tid: cpu for tid, nice, cpu in worker_threads(worker) if nice >= NICENESS}
+    made = [
+        (await create(org, title=f"How do I export report {n}?", answer="From Reports. " * 40))[
+            "id"
+        ]
+        for n in range(20)
+    ]
+    await eventually(engine, org, lambda rows: set(made) <= set(rows))
+    threads = worker_threads(worker)
+    assert all(nice == 0 for tid, nice, _ in threads if tid in _pids(worker))
+    low = {tid: cpu for tid, nice, cpu in threads if nice >= NICENESS}
+    spent = sum(cpu - before.get(tid, 0.0) for tid, cpu in low.items())
+    assert low and spent > 0.05, (threads, before)
+
+
+def _pids(worker: Process) -> list[int]:
+    import psutil
+
+    assert worker.popen is not None
+    return [p.pid for p in psutil.Process(worker.popen.pid).children(recursive=True)]
