@@ -54,6 +54,7 @@ from bench.answers.language_sets import (
     Entry,
     Question,
     load_parallel,
+    load_pooled,
     load_tatoeba,
     load_xquad,
 )
@@ -291,10 +292,15 @@ SCENARIOS = [
     Scenario("heldout-e ar", "heldout-e", "ar", None, "ar"),
     Scenario("heldout-e en, fr reader (cross-lingual)", "heldout-e", "en", None, "fr"),
     Scenario("heldout-e en, ar reader (cross-lingual)", "heldout-e", "en", None, "ar"),
+    # A to D and XQuAD-R's English entries in one FAQ (400 entries; ``load_pooled``), their
+    # questions of every split (``--split all``): a FAQ larger than the semantic leg's
+    # nearest questions, where which model reads the index matters (session 19).
+    Scenario("pooled en", "pooled", "en", None, "en"),
 ]
 LOADERS: dict[str, Callable[[], tuple[list[Entry], list[Question]]]] = {
     "xquad": load_xquad,
     "tatoeba": load_tatoeba,
+    "pooled": load_pooled,
     **{kind: functools.partial(load_parallel, name) for kind, name in HELDOUT_SETS.items()},
 }
 # Scenarios held to English's P@1 on the same entries and questions (the "within 15%").

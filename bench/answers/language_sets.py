@@ -60,6 +60,31 @@ def load_parallel(name: str) -> tuple[list[Entry], list[Question]]:
     return entries, questions
 
 
+# The English entries of the sets with more than WordLlama's 50 nearest questions' worth
+# together: the blind sets A to D and XQuAD-R (400 entries). Each set alone is small enough
+# that the semantic leg's candidates are nearly the whole FAQ; pooled, which model reads the
+# index decides which questions are candidates at all.
+POOLED = ("heldout_support.json", "heldout_support_b.json", "heldout_support_c.json")
+POOLED += ("heldout_support_d.json", "xquad_ar.json")
+
+
+def load_pooled() -> tuple[list[Entry], list[Question]]:
+    """The ``POOLED`` sets' English entries in one FAQ, each set's questions asked of it (ids
+    prefixed with their set's file name; an answerable question's answer is its own set's)."""
+    entries, questions = [], []
+    for name in POOLED:
+        prefix = name.removesuffix(".json")
+        es, qs = load_parallel(name)
+        entries += [
+            Entry(f"{prefix}/{e.id}", e.in_faq, {"en": e.title["en"]}, {"en": e.answer["en"]})
+            for e in es
+        ]
+        questions += [
+            Question(f"{prefix}/{q.entry}", q.answerable, q.split, {"en": q.text["en"]}) for q in qs
+        ]
+    return entries, questions
+
+
 TATOEBA_HELD_OUT = 27  # a fifth of the 135 pairs: their questions are the unanswerable ones
 
 
