@@ -5,9 +5,10 @@ USE, every language). A candidate's cosine is the mean of the models' cosines it
 model alone finds as much as both (docs/decisions.md, issue 38), and in a language WordLlama
 does not embed the multilingual model is the leg alone. Where WordLlama embeds, only it reads
 the index for the nearest questions; the multilingual model rescores the candidates (the
-lexical leg's and WordLlama's nearest): its own nearest search cost a third of the request
-and moved P@1 by less than its noise (docs/decisions.md, session 19). A question missing one
-model's vector (not written yet) is scored by the other's."""
+lexical leg's and WordLlama's nearest): its own nearest search was the costliest step of the
+request and changed none of the first five answers on any English evaluation set, a FAQ of
+325 entries pooled from five of them included (docs/decisions.md, session 19). A question
+missing one model's vector (not written yet) is scored by the other's."""
 
 from __future__ import annotations
 
