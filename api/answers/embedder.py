@@ -78,6 +78,19 @@ def load_wordllama() -> Any:
     )
 
 
+def one_blas_thread() -> None:
+    """numpy's BLAS computes with one thread in this process (OpenBLAS starts one per core).
+    A process here runs many requests or messages at once, each embedding a short text: with
+    a thread per core, each product woke every core and the threads spun waiting for each
+    other, so a query's USE embedding cost 2.4x the CPU, and four at once had a p95 of 68 ms
+    against 19 ms with one thread (docs/performance.md, session 19). Called when a model
+    loads (numpy's BLAS is loaded by then: ``threadpoolctl`` limits the libraries loaded)."""
+    import numpy  # noqa: F401  (its BLAS library loaded, so that the limit reaches it)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
 class LocalModelEmbedder(ABC):
     """An ``Embedder`` over a model shipped in a pip package: loaded once, on its first text
     (blocking, in the thread that asks), and its CPU work run in a thread. A subclass says
@@ -104,6 +117,7 @@ class LocalModelEmbedder(ABC):
         with self._lock:
             if self._model is None:
                 self._model = self._load()
+                one_blas_thread()
             return self._model
 
     def embed_sync(self, texts: Sequence[str]) -> list[list[float]]:

@@ -23,7 +23,9 @@ from api.answers.embedder import Embedder, LocalModelEmbedder, current_embedder
 
 MULTILINGUAL_MODEL = "use-multilingual-v3-512"
 MULTILINGUAL_DIMENSIONS = 512
-# One BLAS thread: the API runs several requests at once, each query is one short sentence.
+# One BLAS thread (the package limits each of its calls with ``threadpoolctl``; the process
+# is limited too: ``embedder.one_blas_thread``): the API runs several requests at once, each
+# query one short sentence.
 _THREADS = 1
 
 

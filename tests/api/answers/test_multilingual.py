@@ -66,6 +66,45 @@ def test_the_multilingual_model_loads_from_its_wheel_without_the_network(tmp_pat
     assert not any(home.iterdir())  # no cache written, nothing fetched
 
 
+BLAS_THREADS = textwrap.dedent(
+    """
+    import numpy
+    from threadpoolctl import threadpool_info
+
+    def blas():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    from api.answers.embedder import WordLlamaEmbedder
+    from api.answers.multilingual import MultilingualEmbedder
+
+    before = blas()
+    WordLlamaEmbedder().embed_sync(["How do I get a refund?"])
+    after_wordllama = blas()
+    MultilingualEmbedder().embed_sync(["Comment me faire rembourser ?"])
+    print(before, after_wordllama, blas())
+    """
+)
+
+
+def test_a_process_that_loads_a_model_computes_with_one_blas_thread() -> None:
+    """A process embeds many short texts at once (requests, messages): BLAS threads per core
+    spin waiting for each other. With up to 4 configured, a model's first load leaves one."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "4"}
+    done = subprocess.run(
+        [sys.executable, "-c", BLAS_THREADS],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    before, after_wordllama, after_both = done.stdout.strip().splitlines()[-1].split("] [")
+    if (os.cpu_count() or 1) > 1:  # OpenBLAS starts at most one thread per core
+        assert before != "[1"
+    assert (after_wordllama, after_both) == ("1", "1]")
+
+
 async def test_a_question_in_another_language_is_near_its_meaning() -> None:
     embedder = MultilingualEmbedder()
     french, arabic, refund, password = await embedder.embed(
