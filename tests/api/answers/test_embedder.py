@@ -172,25 +172,33 @@ OFFLINE_LOAD = textwrap.dedent(
 )
 
 
-def test_wordllama_loads_from_its_wheel_without_the_network(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+def run_python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``code`` in a fresh interpreter at the repository's root, with only ``env``."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def offline_env(home: Path) -> dict[str, str]:
+    """An environment with no way out: a fresh home, the hub offline, proxies that refuse."""
     home.mkdir()
-    env = {
+    return {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(home),
         "HF_HUB_OFFLINE": "1",
         "HTTP_PROXY": "http://127.0.0.1:9",
         "HTTPS_PROXY": "http://127.0.0.1:9",
-        "PYTHONPATH": str(ROOT),
     }
-    done = subprocess.run(
-        [sys.executable, "-c", OFFLINE_LOAD],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+
+
+def test_wordllama_loads_from_its_wheel_without_the_network(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    done = run_python(OFFLINE_LOAD, offline_env(home))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(WORDLLAMA_DIMENSIONS), "1.0"]
     assert not any(home.iterdir())  # no cache written, nothing fetched

@@ -5,8 +5,6 @@ which orgs get it."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -19,8 +17,7 @@ from api.answers.multilingual import (
 )
 from api.answers.service import reads_across
 from tenancy.principal import Principal
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.api.answers.test_embedder import offline_env, run_python
 
 OFFLINE_LOAD = textwrap.dedent(
     """
@@ -44,23 +41,7 @@ OFFLINE_LOAD = textwrap.dedent(
 
 def test_the_multilingual_model_loads_from_its_wheel_without_the_network(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    home.mkdir()
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(home),
-        "HF_HUB_OFFLINE": "1",
-        "HTTP_PROXY": "http://127.0.0.1:9",
-        "HTTPS_PROXY": "http://127.0.0.1:9",
-        "PYTHONPATH": str(ROOT),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", OFFLINE_LOAD],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_python(OFFLINE_LOAD, offline_env(home))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(MULTILINGUAL_DIMENSIONS), "1.0"]
     assert not any(home.iterdir())  # no cache written, nothing fetched
@@ -89,15 +70,7 @@ BLAS_THREADS = textwrap.dedent(
 def test_a_process_that_loads_a_model_computes_with_one_blas_thread() -> None:
     """A process embeds many short texts at once (requests, messages): BLAS threads per core
     spin waiting for each other. With up to 4 configured, a model's first load leaves one."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "4"}
-    done = subprocess.run(
-        [sys.executable, "-c", BLAS_THREADS],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_python(BLAS_THREADS, {**os.environ, "OPENBLAS_NUM_THREADS": "4"})
     assert done.returncode == 0, done.stderr
     before, after_wordllama, after_both = done.stdout.strip().splitlines()[-1].split("] [")
     if (os.cpu_count() or 1) > 1:  # OpenBLAS starts at most one thread per core

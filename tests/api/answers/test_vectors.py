@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from api.answers.query_embeddings import embed_query
 from api.answers.vectors import nearest, similar_to
@@ -46,6 +46,15 @@ async def nearest_in(
     options = {"locale": "en", "limit": 5, "published_only": True, "category_ids": None, **options}
     async with tenant_session(engine, org.info.schema_name) as session:
         return await nearest(session, vector, **options)
+
+
+async def model_nearest(
+    session: AsyncSession, vector: list[float], model: str
+) -> list[tuple[str, float]]:
+    """The 5 nearest published questions in English by ``model``'s vectors."""
+    return await nearest(
+        session, vector, locale="en", limit=5, published_only=True, category_ids=None, model=model
+    )
 
 
 async def test_a_paraphrase_finds_its_question_first(engine: AsyncEngine, org: OrgClient) -> None:
@@ -155,15 +164,7 @@ async def test_both_models_are_read_in_one_statement_each_by_its_own_index(
             session, asked, locale="en", limit=5, published_only=True, category_ids=None
         )
         for model, vector in asked:
-            alone = await nearest(
-                session,
-                vector,
-                locale="en",
-                limit=5,
-                published_only=True,
-                category_ids=None,
-                model=model,
-            )
+            alone = await model_nearest(session, vector, model)
             assert alone and together[model] == alone
 
 
@@ -216,21 +217,12 @@ async def test_in_english_only_wordllama_searches_and_the_multilingual_model_res
         assert use.found == {}  # no search of its own
         blended = await leg.cosines([])
         assert set(use.found) == set(made.values())
-        own = {}
+        own: dict[str, dict[str, float]] = {}
         for name, vector in (
             (configured_model_name(), await embed_query("how do i get my money back")),
             (MULTILINGUAL_MODEL, await embed_query(typed, current_multilingual())),
         ):
-            found = await nearest(
-                session,
-                vector,
-                locale="en",
-                limit=5,
-                published_only=True,
-                category_ids=None,
-                model=name,
-            )
-            own[name] = dict(found)
+            own[name] = dict(await model_nearest(session, vector, name))
         for question_id, cosine in blended.items():
             mean = (
                 own[configured_model_name()][question_id] + own[MULTILINGUAL_MODEL][question_id]
