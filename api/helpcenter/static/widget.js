@@ -394,6 +394,11 @@ mark { background: #fff1a8; color: #1b1b1b; padding: 0 .1em; }
     show(answers, message) {
       const org = encodeURIComponent(this.getAttribute("org").trim());
       const base = this.apiBase();
+      // A reader on a result (the arrows, Tab) keeps their place when the list is drawn again
+      // (the answer of a later keystroke): the same result's title, else the search box.
+      const active = this.shadowRoot.activeElement;
+      const items = [...this.results.children];
+      const at = active ? items.findIndex((item) => item.contains(active)) : -1;
       this.results.replaceChildren(...answers.map((answer, index) => {
         const question = answer.question;
         const lang = question.locale || this.locale;
@@ -412,6 +417,10 @@ mark { background: #fff1a8; color: #1b1b1b; padding: 0 .1em; }
         );
         return item;
       }));
+      if (at >= 0) {
+        const titles = this.results.querySelectorAll("h3 a");
+        (titles[Math.min(at, titles.length - 1)] || this.input).focus();
+      }
       this.status.textContent = message;
     }
 

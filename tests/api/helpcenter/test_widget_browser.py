@@ -208,6 +208,9 @@ def test_the_documented_page_answers_as_the_reader_types(
     # The arrows go to the result's title and back; axe with the results shown.
     page.keyboard.press("ArrowDown")
     assert focused(page) == f"A:{title.get_attribute('id')}"
+    # The answer of a later keystroke draws the list again: the reader keeps their place.
+    page.evaluate("q => document.querySelector('faq-widget').search(q)", QUERIES[lang] + " ")
+    assert focused(page) == f"A:{title.get_attribute('id')}"
     assert serious(page) == [], lang
     page.keyboard.press("ArrowUp")
     assert focused(page).startswith("INPUT:")
