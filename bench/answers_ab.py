@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,29 +28,9 @@ from bench.answers_speed import ORG, QUICK_QUESTIONS, _p95, _timed_gets, seed_or
 WARM = 20  # queries asked of each server before timing (models and vocabulary loaded)
 
 
-def serve_tree(world: Any, name: str, tree: Path) -> Any:
-    """``faq serve`` of the code in ``tree`` on the world's services, response cache off."""
-    from bench.services import Server
-    from tenancy.embedded import free_port
-
-    port = free_port()
-    out = open(world.tmp / f"serve-{name}.log", "ab")  # noqa: SIM115 (closed with the process)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tasks.cli", "serve", "--bind", f"127.0.0.1:{port}"],
-        env={**world.env, "FAQ_RESPONSE_CACHE_MB": "0", "PYTHONPATH": str(tree)},
-        cwd=tree,
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    world.children.append(proc)
-    server = Server(port, proc)
-    server.wait_ready("/readyz")
-    return server
-
-
 def measure(world: Any, key: str, trees: dict[str, Path], requests: int) -> dict[str, Any]:
-    servers = {name: serve_tree(world, name, tree) for name, tree in trees.items()}
+    uncached = {"FAQ_RESPONSE_CACHE_MB": "0"}
+    servers = {name: world.serve(uncached, tree) for name, tree in trees.items()}
     asked = load_set("all")
     queries = [q.text for q in [*asked.answerable, *asked.unanswerable]][: requests + WARM]
     answers = [f"/api/v1/{ORG}/answers?q={quote(q)}&limit=5&locale=en" for q in queries]
@@ -96,8 +75,5 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    ROOT = Path(__file__).resolve().parent.parent
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
+if __name__ == "__main__":  # ``python -m bench.answers_ab``: its imports need the root on the path
     sys.exit(main(sys.argv[1:]))

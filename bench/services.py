@@ -78,12 +78,14 @@ class World:
             **kw,
         )
 
-    def spawn(self, argv: list[str], log: str, extra_env: dict[str, str] | None = None) -> Any:
+    def spawn(
+        self, argv: list[str], log: str, extra_env: dict[str, str] | None = None, cwd: Path = ROOT
+    ) -> Any:
         out = open(self.tmp / log, "ab")  # noqa: SIM115 (closed with the process)
         proc = subprocess.Popen(
             argv,
             env={**self.env, **(extra_env or {})},
-            cwd=ROOT,
+            cwd=cwd,
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -91,12 +93,16 @@ class World:
         self.children.append(proc)
         return proc
 
-    def serve(self, extra_env: dict[str, str] | None = None) -> Server:
+    def serve(self, extra_env: dict[str, str] | None = None, tree: Path | None = None) -> Server:
+        """``faq serve`` on the world's services; ``tree``: the code of another checkout (a git
+        worktree, ``bench/answers_ab.py``) instead of this one's."""
         port = free_port()
+        faq, cwd = [str(BIN / "faq")], ROOT
+        if tree is not None:
+            faq, cwd = [str(BIN / "python"), "-m", "tasks.cli"], tree
+            extra_env = {**(extra_env or {}), "PYTHONPATH": str(tree)}
         proc = self.spawn(
-            [str(BIN / "faq"), "serve", "--bind", f"127.0.0.1:{port}"],
-            f"serve-{port}.log",
-            extra_env,
+            [*faq, "serve", "--bind", f"127.0.0.1:{port}"], f"serve-{port}.log", extra_env, cwd
         )
         server = Server(port, proc)
         server.wait_ready("/readyz")

@@ -7,9 +7,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -19,25 +16,12 @@ from dramatiq.brokers.redis import RedisBroker
 from dramatiq.middleware import Middleware
 from dramatiq.middleware.asyncio import AsyncIO
 
-from api.imports.conversion import NICENESS
 from tasks.registry import declare_actors
 from tenancy.logging import configure_logging
 from tenancy.loop_resources import close_loop_resources
+from tenancy.priority import lower_thread_priority
 from tenancy.queue import get_broker
 from tenancy.settings import get_settings
-
-
-def lower_thread_priority() -> None:
-    """This thread (only: Linux schedules threads alone) yields the CPU to requests when it is
-    short: its niceness becomes ``NICENESS``, or stays higher."""
-    if not sys.platform.startswith("linux"):
-        return
-    thread = threading.get_native_id()
-    try:
-        now = os.getpriority(os.PRIO_PROCESS, thread)
-        os.setpriority(os.PRIO_PROCESS, thread, max(now, NICENESS))
-    except OSError:  # not allowed here: the thread keeps the process's priority
-        return
 
 
 class WorkerLifecycle(Middleware):

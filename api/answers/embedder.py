@@ -82,9 +82,9 @@ def one_blas_thread() -> None:
     """numpy's BLAS computes with one thread in this process (OpenBLAS starts one per core).
     A process here runs many requests or messages at once, each embedding a short text: with
     a thread per core, each product woke every core and the threads spun waiting for each
-    other, so a query's USE embedding cost 2.4x the CPU, and four at once had a p95 of 68 ms
-    against 19 ms with one thread (docs/performance.md, session 19). Called when a model
-    loads (numpy's BLAS is loaded by then: ``threadpoolctl`` limits the libraries loaded)."""
+    other (a query's USE embedding took twice the CPU; four at once, a p95 of 351 ms against
+    18.6 ms: ``make bench``'s embeddings row, docs/performance.md, session 19). Called when a
+    model loads (``threadpoolctl`` limits the BLAS libraries loaded: numpy's, by then)."""
     import numpy  # noqa: F401  (its BLAS library loaded, so that the limit reaches it)
     from threadpoolctl import threadpool_limits
 

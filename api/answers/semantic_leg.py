@@ -61,7 +61,7 @@ class ModelLeg:
     """One model's part of the leg: the query's vector and the cosines found so far (of the
     nearest questions, then of the other candidates)."""
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, searches: bool = True) -> None:
         self._embedder = embedder
         self._vector: asyncio.Future[list[float]] | None = None
         self._text: str | None = None
@@ -70,7 +70,7 @@ class ModelLeg:
         # WordLlama reads the analysed words.
         self.reads_sentences = embedder.name == MULTILINGUAL_MODEL
         # Whether it reads the index for the nearest questions (else it only rescores).
-        self.searches = True
+        self.searches = searches
         self.found: dict[str, float] = {}
 
     def start(self, text: str) -> None:
@@ -102,17 +102,12 @@ class EmbeddingsLeg:
         self._session = session
         self._locale = locale
         self._audiences = audiences
-        self.models = [
-            ModelLeg(model)
-            for model in (models if models is not None else embedders())
-            if serves(model, locale)
-        ]
-        # Only the multilingual model in this language: its cosines' own floor and thresholds.
-        alone = len(self.models) == 1 and self.models[0].reads_sentences
+        serving = [m for m in (models if models is not None else embedders()) if serves(m, locale)]
+        # Only the multilingual model in this language: the leg is its own (it searches, with
+        # its cosines' own floor and thresholds); beside WordLlama it only rescores.
+        alone = [m.name for m in serving] == [MULTILINGUAL_MODEL]
+        self.models = [ModelLeg(m, alone or m.name != MULTILINGUAL_MODEL) for m in serving]
         self.leg = MULTILINGUAL if alone else SEMANTIC
-        if any(not model.reads_sentences for model in self.models):
-            for model in self.models:
-                model.searches = not model.reads_sentences
 
     def start(self, typed: str) -> None:
         """Embed the query as typed with the multilingual model from now on, while the query

@@ -15,13 +15,11 @@ from concurrent.futures.process import BrokenProcessPool
 from api.imports.html import linked_markdown
 from api.imports.links import Link
 from api.search import searchable
+from tenancy.priority import NICENESS
 
 LOOKAHEAD = 128  # items parsed whose bodies may be converting at once, at most
 CONVERT_BATCH = 16  # bodies sent to a converter in one message (a message per body cost a
 # quarter of the converters' CPU in pickling, locks and pipes)
-# Converters yield the CPU to requests (of every org) when it is short: an import is batch
-# work, its readers' and writers' latency is not.
-NICENESS = 10
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
 

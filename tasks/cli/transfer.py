@@ -88,9 +88,9 @@ async def import_file(engine: AsyncEngine, args: argparse.Namespace) -> dict[str
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from api.imports.conversion import NICENESS
     from tenancy.errors import ServiceError
     from tenancy.orgs import OrgNotFound
+    from tenancy.priority import NICENESS
     from tenancy.process_logging import configure_process_logging
     from tenancy.settings import get_settings
 

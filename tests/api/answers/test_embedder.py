@@ -3,9 +3,6 @@ WordLlama default loaded offline from its wheel, the query cache, the text embed
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 import time
 from collections.abc import AsyncIterator
@@ -26,8 +23,7 @@ from api.answers.openai_embedder import EmbeddingFailed, OpenAIEmbedder
 from api.answers.query_embeddings import QueryEmbeddingCache, embed_query
 from tenancy.settings import Settings
 from tests.api.answers.embeddings_server import API_KEY, EmbeddingsServer, vector_of
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.fixtures.interpreter import offline_env, run_python
 
 
 @pytest.fixture
@@ -170,30 +166,6 @@ OFFLINE_LOAD = textwrap.dedent(
     print(len(vector), round(sum(v * v for v in vector), 3))
     """
 )
-
-
-def run_python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """``code`` in a fresh interpreter at the repository's root, with only ``env``."""
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env={**env, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-def offline_env(home: Path) -> dict[str, str]:
-    """An environment with no way out: a fresh home, the hub offline, proxies that refuse."""
-    home.mkdir()
-    return {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(home),
-        "HF_HUB_OFFLINE": "1",
-        "HTTP_PROXY": "http://127.0.0.1:9",
-        "HTTPS_PROXY": "http://127.0.0.1:9",
-    }
 
 
 def test_wordllama_loads_from_its_wheel_without_the_network(tmp_path: Path) -> None:

@@ -135,7 +135,7 @@ async def test_the_worker_embeds_at_a_lower_priority_than_the_rest(
     """The models' CPU work runs in threads that yield the CPU to requests (niceness 10);
     the worker's processes themselves (their main threads: the relay, the deliveries) keep
     theirs."""
-    from api.imports.conversion import NICENESS
+    from tenancy.priority import NICENESS
 
     before = {tid: cpu for tid, nice, cpu in worker_threads(worker) if nice >= NICENESS}
     made = [

@@ -17,7 +17,7 @@ from api.answers.multilingual import (
 )
 from api.answers.service import reads_across
 from tenancy.principal import Principal
-from tests.api.answers.test_embedder import offline_env, run_python
+from tests.fixtures.interpreter import offline_env, run_python
 
 OFFLINE_LOAD = textwrap.dedent(
     """

@@ -56,7 +56,7 @@ async def test_faq_import_runs_as_batch_work(org: OrgClient, tmp_path: Path) -> 
     import sys
     import time
 
-    from api.imports.conversion import NICENESS
+    from tenancy.priority import NICENESS
 
     assert (
         await asyncio.to_thread(faq, "orgs", "set-plan", org.slug, "ENTERPRISE")
