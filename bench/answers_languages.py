@@ -205,18 +205,17 @@ def use_model() -> Any | None:
 
 class Cosine:
     """An embedder's cosine between the query and each entry's vector, made as the service
-    makes a question's (``api.answers.question_vectors``: title + title-and-opening)."""
+    makes a question's (``api.answers.question_vectors``: the sum of its parts' vectors)."""
 
     def __init__(self, embed: Callable[[list[str]], Any], docs: dict[str, tuple[str, str]]):
         import numpy as np
 
-        from api.answers.embedding_text import embedding_text
+        from api.answers.embedding_text import embedding_text, vector_parts
 
         self.embed = embed
         ids = list(docs)
-        titles = embed([docs[d][0] for d in ids])
-        openings = embed([embedding_text(*docs[d]) for d in ids])
-        m = np.asarray(titles) + np.asarray(openings)
+        parts = [vector_parts(embedding_text(*docs[d])) for d in ids]
+        m = sum(np.asarray(embed([p[i] for p in parts])) for i in range(3))
         self.matrix = m / np.linalg.norm(m, axis=1, keepdims=True)
         self.ids = ids
         self.threshold = math.inf

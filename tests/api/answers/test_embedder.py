@@ -3,6 +3,7 @@ WordLlama default loaded offline from its wheel, the query cache, the text embed
 
 from __future__ import annotations
 
+import hashlib
 import textwrap
 import time
 from collections.abc import AsyncIterator
@@ -18,9 +19,10 @@ from api.answers.embedder import (
     embedder_from_settings,
     serves,
 )
-from api.answers.embedding_text import content_hash, embedding_text, plain_text
+from api.answers.embedding_text import content_hash, embedding_text, plain_text, vector_parts
 from api.answers.openai_embedder import EmbeddingFailed, OpenAIEmbedder
 from api.answers.query_embeddings import QueryEmbeddingCache, embed_query
+from api.answers.question_vectors import question_vectors
 from tenancy.settings import Settings
 from tests.api.answers.embeddings_server import API_KEY, EmbeddingsServer, vector_of
 from tests.fixtures.interpreter import offline_env, run_python
@@ -237,16 +239,47 @@ async def test_a_repeated_query_is_embedded_once(server: EmbeddingsServer) -> No
     assert np.allclose(first, again, atol=1e-6)
 
 
-def test_what_is_embedded_is_the_title_and_the_plain_opening_of_the_answer() -> None:
+def test_what_is_embedded_is_the_title_and_the_plain_start_of_the_answer() -> None:
     answer = (
         "Refunds are paid **within 30 days** of a [purchase](https://example.com/terms).\n\n"
-        "Use `refund-form` <b>online</b>. " + "More words follow here. " * 40
+        "Use `refund-form` <b>online</b>. " + "More words follow here. " * 60
     )
     opening = plain_text(answer, 200)
     assert opening.startswith("Refunds are paid within 30 days of a purchase. Use refund-form")
     assert "**" not in opening and "https://" not in opening and "<b>" not in opening
     assert len(opening) <= 200
+    body = plain_text(answer, 1000)
+    assert body.startswith(opening) and 900 < len(body) <= 1000
     text = embedding_text("What is your refund policy? ", answer)
-    assert text.split("\n") == ["What is your refund policy?", opening]
+    assert text.split("\n") == ["What is your refund policy?", body]
+    assert vector_parts(text) == (
+        "What is your refund policy?",
+        f"What is your refund policy?\n{opening}",
+        text,
+    )
     assert content_hash(text) == content_hash(embedding_text("What is your refund policy?", answer))
     assert content_hash(text) != content_hash(embedding_text("What is your refund policy?", "No."))
+    # The recipe is in the hash: vectors made another way are stale, whatever their text.
+    assert content_hash(text) != hashlib.sha256(text.encode()).hexdigest()
+
+
+async def test_a_question_vector_is_the_sum_of_its_parts_each_embedded_once(
+    server: EmbeddingsServer,
+) -> None:
+    long_answer = "Open Settings, then Billing. " + "Your card is charged monthly. " * 20
+    texts = [embedding_text("Refunds", long_answer), embedding_text("Passwords", "Reset it.")]
+    embedder = endpoint_embedder(server, batch_size=64)
+    try:
+        vectors = await question_vectors(embedder, texts)
+    finally:
+        await embedder.aclose()
+    long_parts, short_parts = vector_parts(texts[0]), vector_parts(texts[1])
+    assert len(set(long_parts)) == 3 and short_parts == ("Passwords", texts[1], texts[1])
+    # One request: the long answer's three parts, the short one's title and text (its opening
+    # is its whole answer).
+    assert [sorted(r["input"]) for r in server.requests] == [
+        sorted([*long_parts, "Passwords", texts[1]])
+    ]
+    for parts, vector in zip((long_parts, short_parts), vectors, strict=True):
+        summed = sum(unit(vector_of(part, 256)) for part in parts)
+        assert np.allclose(vector, summed / np.linalg.norm(summed), atol=1e-5)

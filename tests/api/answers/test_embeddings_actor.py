@@ -5,6 +5,7 @@ Also the backfill (``faq embeddings backfill``) and a model change."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.answers.embedder import WORDLLAMA_MODEL
+from api.answers.embedding_text import content_hash, embedding_text
 from api.answers.multilingual import MULTILINGUAL_MODEL
 from api.answers.openai_embedder import OpenAIEmbedder
 from api.answers.query_embeddings import embed_query
@@ -171,6 +173,29 @@ async def test_a_model_change_is_backfilled_then_the_old_vectors_go(
     assert [qid for qid, _ in found] == [made[0]["id"]]
     assert await stored(engine, other_org) == {}  # the other org was not touched
     assert theirs["id"] not in {qid for qid, _, _ in rows}
+
+
+async def test_vectors_of_an_earlier_recipe_are_written_again_by_the_backfill(
+    engine: AsyncEngine, org: OrgClient
+) -> None:
+    made = [
+        await create(org, title=f"Refund question {i}", answer="Paid back in 5 days. " * 20)
+        for i in range(2)
+    ]
+    assert (await backfill_org(engine, org.info.id)).embedded == 4  # two models
+    texts = {q["id"]: embedding_text(q["title"], q["answer"]) for q in made}
+    async with tenant_session(engine, org.info.schema_name) as session:
+        for qid, body in texts.items():  # as the recipe before it had its name in the hash
+            old = hashlib.sha256(body.encode()).hexdigest()
+            await session.execute(
+                text("UPDATE question_embeddings SET content_hash = :h WHERE question_id = :q"),
+                {"h": old, "q": qid},
+            )
+        await session.commit()
+    counts = await backfill_org(engine, org.info.id)
+    assert (counts.embedded, counts.unchanged, counts.deleted) == (4, 0, 0)
+    assert set((await stored(engine, org)).values()) == {content_hash(t) for t in texts.values()}
+    assert (await backfill_org(engine, org.info.id)).unchanged == 4
 
 
 async def test_the_backfill_command_embeds_what_exists(engine: AsyncEngine, org: OrgClient) -> None:
