@@ -39,13 +39,15 @@ def load_xquad() -> tuple[list[Entry], list[Question]]:
 # first run as it came; B: vacation rentals, en/fr/ar, written to check the cross-lingual
 # floor made after A; C: grocery delivery, en/fr/ar, written to check the lexicon groups
 # made after A's and B's misses; D: a gym chain, English, run once on the final state; E: a
-# mobile carrier, en/fr/ar, written to check the multilingual model in the semantic leg.
+# mobile carrier, en/fr/ar, written to check the multilingual model in the semantic leg; F: a
+# project-management SaaS, en/fr/ar, written to check the question vectors' third part.
 HELDOUT_SETS = {
     "heldout": "heldout_support.json",
     "heldout-b": "heldout_support_b.json",
     "heldout-c": "heldout_support_c.json",
     "heldout-d": "heldout_support_d.json",
     "heldout-e": "heldout_support_e.json",
+    "heldout-f": "heldout_support_f.json",
 }
 
 
