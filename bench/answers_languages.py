@@ -208,15 +208,14 @@ class Cosine:
     makes a question's (``api.answers.question_vectors``: the sum of its parts' vectors)."""
 
     def __init__(self, embed: Callable[[list[str]], Any], docs: dict[str, tuple[str, str]]):
-        import numpy as np
-
         from api.answers.embedding_text import embedding_text, vector_parts
+        from api.answers.question_vectors import distinct, unit_sums
 
         self.embed = embed
         ids = list(docs)
         parts = [vector_parts(embedding_text(*docs[d])) for d in ids]
-        m = sum(np.asarray(embed([p[i] for p in parts])) for i in range(3))
-        self.matrix = m / np.linalg.norm(m, axis=1, keepdims=True)
+        unique = distinct(parts)
+        self.matrix = unit_sums(parts, embed(unique), unique)
         self.ids = ids
         self.threshold = math.inf
 

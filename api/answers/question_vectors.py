@@ -15,6 +15,7 @@ serves it: its cosine with a query is, up to the vector's length, the mean of th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -28,10 +29,24 @@ async def question_vectors(embedder: Embedder, texts: Sequence[str]) -> list[lis
     if not texts:
         return []
     parts = [vector_parts(t) for t in texts]
-    unique = list(dict.fromkeys(p for three in parts for p in three))
-    embedded = await embedder.embed(unique)
+    unique = distinct(parts)
+    return [row.tolist() for row in unit_sums(parts, await embedder.embed(unique), unique)]
+
+
+def distinct(parts: Sequence[tuple[str, ...]]) -> list[str]:
+    """Every text of ``parts`` once, in order."""
+    return list(dict.fromkeys(p for texts in parts for p in texts))
+
+
+def unit_sums(
+    parts: Sequence[tuple[str, ...]], embedded: Sequence[Sequence[float]], unique: Sequence[str]
+) -> np.ndarray[Any, np.dtype[np.float32]]:
+    """Each question's sum of its parts' vectors (``embedded[i]`` is ``unique[i]``'s), scaled
+    to unit length: one row per question."""
     vector = {t: np.asarray(v, dtype=np.float32) for t, v in zip(unique, embedded, strict=True)}
-    summed = np.stack([vector[a] + vector[b] + vector[c] for a, b, c in parts])
+    summed = np.stack([np.sum([vector[p] for p in texts], axis=0) for texts in parts])
     norms = np.linalg.norm(summed, axis=1, keepdims=True)
-    unit = np.divide(summed, norms, out=np.zeros_like(summed), where=norms > 0)
-    return [row.tolist() for row in unit]
+    unit: np.ndarray[Any, np.dtype[np.float32]] = np.divide(
+        summed, norms, out=np.zeros_like(summed), where=norms > 0
+    )
+    return unit
